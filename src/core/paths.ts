@@ -1,0 +1,63 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { RepodexError } from './errors.js';
+
+/** Name of the per-repository data directory. */
+export const DATA_DIR_NAME = '.repodex';
+
+/** Where every repodex file of one repository lives. */
+export interface RepoPaths {
+  readonly root: string;
+  readonly dataDir: string;
+  readonly config: string;
+  readonly ignore: string;
+  readonly meta: string;
+  readonly lock: string;
+}
+
+/** Paths for a repository root. */
+export function repoPaths(root: string): RepoPaths {
+  const dataDir = join(root, DATA_DIR_NAME);
+  return {
+    root,
+    dataDir,
+    config: join(dataDir, 'config.json'),
+    ignore: join(dataDir, 'ignore'),
+    meta: join(dataDir, 'meta.json'),
+    lock: join(dataDir, 'lock'),
+  };
+}
+
+/**
+ * The repository root for a starting directory: the nearest ancestor holding `.repodex/`, else
+ * the nearest holding `.git`, else the directory itself. An explicit root is used as given.
+ */
+export function discoverRoot(start: string, explicit?: string): string {
+  if (explicit !== undefined) {
+    const root = resolve(explicit);
+    if (!isDirectory(root)) throw new RepodexError('ROOT_NOT_FOUND', `--root ${explicit} is not a directory`);
+    return root;
+  }
+  const from = resolve(start);
+  const withData = findUp(from, DATA_DIR_NAME);
+  if (withData !== undefined) return withData;
+  return findUp(from, '.git') ?? from;
+}
+
+function findUp(from: string, marker: string): string | undefined {
+  let dir = from;
+  for (;;) {
+    if (existsSync(join(dir, marker))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

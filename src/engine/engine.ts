@@ -1,0 +1,211 @@
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultConfigText } from '../core/config.js';
+import { RepodexError } from '../core/errors.js';
+import { DATA_DIR_NAME } from '../core/paths.js';
+import type { Language } from '../scan/language.js';
+import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../search/search.js';
+import type { IndexStore, IndexView } from '../store/backend.js';
+import { type RepoContext, loadContext } from './context.js';
+import { type FetchReport, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
+import { type StatusReport, computeStatus } from './status.js';
+import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
+
+/** The default `.repodex/ignore`: gitignore syntax, applied on top of `.gitignore`. */
+export const DEFAULT_IGNORE_TEXT = `# Paths repodex should not index, in .gitignore syntax (on top of .gitignore files).
+# Examples:
+# fixtures/large/
+# *.generated.ts
+`;
+
+/** The answer to `init`. */
+export interface InitReport {
+  readonly root: string;
+  readonly created: string[];
+  readonly existing: string[];
+}
+
+/** The answer to `search`. */
+export interface SearchReport {
+  readonly query: string;
+  readonly mode: LexicalMode;
+  /** The query as the index understood it (after tokenizing and stopwords). */
+  readonly terms: string[];
+  readonly top_k: number;
+  readonly results: (SearchHit & { readonly stale?: true })[];
+  /** Chunks that matched at least one term (after filters). */
+  readonly matched: number;
+  readonly generation: number;
+  /** Present when this request had to build or refresh the index first. */
+  readonly synced?: SyncSummary;
+  readonly warnings: string[];
+}
+
+/** Search options after validation. */
+export interface SearchOptions {
+  readonly q: string;
+  readonly top_k?: number | undefined;
+  readonly mode?: LexicalMode | undefined;
+  readonly glob?: string | undefined;
+  readonly lang?: Language | undefined;
+}
+
+/** How an engine is allowed to keep its index fresh. */
+export interface EngineOptions {
+  /** Build the index automatically when a search finds none (SPEC: `REPODEX_INDEXING=0` turns it off). */
+  readonly autoIndex: boolean;
+}
+
+interface CachedView {
+  readonly view: IndexView;
+  readonly metaStamp: string;
+}
+
+/**
+ * The one facade every front end calls: init, status, sync, search, fetch, clean. It owns the
+ * loaded index (loaded once, reused, reloaded when a sync — ours or another process's — commits).
+ */
+export class Engine {
+  private cached: CachedView | undefined;
+  /** How many times index artifacts were loaded from the store (observable for tests and benchmarks). */
+  loads = 0;
+
+  constructor(
+    readonly root: string,
+    private readonly store: IndexStore,
+    private readonly options: EngineOptions,
+  ) {}
+
+  private context(): RepoContext {
+    return loadContext(this.root);
+  }
+
+  /** Create `.repodex/` with the default config and ignore file; never overwrites. */
+  init(): InitReport {
+    const dataDir = join(this.root, DATA_DIR_NAME);
+    mkdirSync(dataDir, { recursive: true });
+    const created: string[] = [];
+    const existing: string[] = [];
+    const files: [string, string][] = [
+      ['config.json', defaultConfigText()],
+      ['ignore', DEFAULT_IGNORE_TEXT],
+    ];
+    for (const [name, text] of files) {
+      const path = join(dataDir, name);
+      const rel = `${DATA_DIR_NAME}/${name}`;
+      if (existsSync(path)) {
+        existing.push(rel);
+        continue;
+      }
+      writeFileSync(path, text, { flag: 'wx' });
+      created.push(rel);
+    }
+    return { root: this.root, created, existing };
+  }
+
+  async status(): Promise<StatusReport> {
+    return computeStatus(this.context(), this.store);
+  }
+
+  /** Run a sync, reporting progress to `onEvent`; returns its summary. */
+  async sync(options: { force?: boolean | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
+    // Every sync rebuilds the generation from the tree, so `force` and incremental give the same index.
+    void options.force;
+    const ctx = this.context();
+    if (!existsSync(ctx.paths.config)) this.init();
+    const lock = this.store.lock();
+    try {
+      let summary: SyncSummary | undefined;
+      for await (const event of runSync(this.context(), this.store)) {
+        onEvent?.(event);
+        if (event.type === 'done') summary = event.summary;
+      }
+      if (!summary) throw new RepodexError('INTERNAL', 'sync ended without a summary');
+      this.cached = undefined;
+      return summary;
+    } finally {
+      lock.release();
+    }
+  }
+
+  /** The loaded index, reloading when meta.json changed (a sync committed) since it was loaded. */
+  async view(): Promise<IndexView> {
+    const stamp = metaStamp(join(this.root, DATA_DIR_NAME, 'meta.json'));
+    if (this.cached && this.cached.metaStamp === stamp) return this.cached.view;
+    if (stamp === '') throw new RepodexError('INDEX_MISSING');
+    const view = await this.store.open();
+    this.loads++;
+    this.cached = { view, metaStamp: stamp };
+    return view;
+  }
+
+  /** True when an index has been committed. */
+  hasIndex(): boolean {
+    return metaStamp(join(this.root, DATA_DIR_NAME, 'meta.json')) !== '';
+  }
+
+  async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void, refresh?: { synced?: SyncSummary; warnings?: string[] }): Promise<SearchReport> {
+    let synced = refresh?.synced;
+    if (!this.hasIndex()) {
+      if (!this.options.autoIndex) throw new RepodexError('INDEX_MISSING', 'automatic indexing is off (REPODEX_INDEXING=0)');
+      synced = await this.sync({}, onEvent);
+    }
+    const view = await this.view();
+    const topK = options.top_k ?? DEFAULT_TOP_K;
+    const mode = options.mode ?? 'bm25';
+    const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang });
+    const warnings = [...(refresh?.warnings ?? [])];
+    if (outcome.terms.length === 0) warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
+    const results = this.markStale(view, outcome.hits);
+    if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
+    return {
+      query: options.q,
+      mode,
+      terms: outcome.terms,
+      top_k: topK,
+      results,
+      matched: outcome.matched,
+      generation: view.meta.generation,
+      ...(synced ? { synced } : {}),
+      warnings,
+    };
+  }
+
+  /** Flag results whose file changed on disk since indexing (a few stats: cheap enough for every search). */
+  private markStale(view: IndexView, hits: SearchHit[]): SearchReport['results'] {
+    const changed = new Map<string, boolean>();
+    return hits.map((hit) => {
+      let isChanged = changed.get(hit.path);
+      if (isChanged === undefined) {
+        const fileId = view.findFile(hit.path);
+        const record = fileId >= 0 ? view.fileRecord(fileId) : undefined;
+        const stat = statSync(join(this.root, hit.path), { throwIfNoEntry: false });
+        isChanged = !record || !stat || stat.size !== record.size || stat.mtimeMs !== record.mtimeMs;
+        changed.set(hit.path, isChanged);
+      }
+      return isChanged ? { ...hit, stale: true as const } : hit;
+    });
+  }
+
+  async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES): Promise<FetchReport> {
+    const view = await this.view();
+    return fetchChunks(this.context(), view, ids, maxLines);
+  }
+
+  /** Remove index artifacts (keeps config and ignore); waits for no one: refuses while a sync holds the lock. */
+  clean(): { root: string; removed: string[] } {
+    const lock = this.store.lock();
+    try {
+      const removed = this.store.clean();
+      this.cached = undefined;
+      return { root: this.root, removed };
+    } finally {
+      lock.release();
+    }
+  }
+}
+
+function metaStamp(path: string): string {
+  const stat = statSync(path, { throwIfNoEntry: false, bigint: true });
+  return stat ? `${stat.ino}:${stat.mtimeNs}:${stat.size}` : '';
+}

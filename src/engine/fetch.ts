@@ -1,0 +1,70 @@
+import { chunkHash } from '../chunk/chunker.js';
+import type { IndexView } from '../store/backend.js';
+import type { RepoContext } from './context.js';
+import { numberLines, readRepoFile } from './read-file.js';
+
+/** Fetch limits from seed 000 §4.2. */
+export const MAX_FETCH_IDS = 5;
+export const MAX_FETCH_LINES = 120;
+
+/** One fetched chunk, or why it could not be served. */
+export type FetchedChunk =
+  | {
+      readonly chunk_id: number;
+      readonly path: string;
+      readonly start_line: number;
+      readonly end_line: number;
+      /** `"N| text"` lines, at most max_lines of them. */
+      readonly lines: string[];
+      /** True when the chunk is longer than max_lines and only its first lines are returned. */
+      readonly truncated: boolean;
+      /** True when a line over the per-line limit was cut. */
+      readonly long_lines_cut: boolean;
+      /** True when the file changed since indexing: the lines are current, the ranges may be off. */
+      readonly stale: boolean;
+    }
+  | { readonly chunk_id: number; readonly path?: string; readonly blocked: boolean; readonly error: string; readonly hint: string };
+
+/** The answer to `fetch`. */
+export interface FetchReport {
+  readonly chunks: FetchedChunk[];
+  /** Ids beyond the first MAX_FETCH_IDS, not processed. */
+  readonly ignored_ids: number[];
+  readonly max_lines: number;
+}
+
+/** Resolve chunk ids to bounded, line-numbered text read from disk through the path guard. */
+export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readonly number[], maxLines: number): Promise<FetchReport> {
+  const wanted = ids.slice(0, MAX_FETCH_IDS);
+  const records = await view.chunks(wanted);
+  const chunks = wanted.map((id, i): FetchedChunk => {
+    const record = records[i];
+    if (!record) {
+      return {
+        chunk_id: id,
+        blocked: false,
+        error: `unknown chunk id ${id}`,
+        hint: 'chunk ids come from the latest search and change when the index is rebuilt: search again',
+      };
+    }
+    const read = readRepoFile(ctx.guard, record.path, ctx.loaded.config.max_file_bytes);
+    if (!read.ok) return { chunk_id: id, path: record.path, blocked: read.blocked, error: read.reason, hint: read.hint };
+    const chunkLines = read.lines.slice(record.startLine - 1, record.endLine);
+    const stale =
+      chunkLines.length !== record.endLine - record.startLine + 1 ||
+      chunkHash(chunkLines.join('\n'), view.meta.chunker.params_key).toString('hex') !== record.hash;
+    const shown = chunkLines.slice(0, maxLines);
+    const numbered = numberLines(shown, record.startLine);
+    return {
+      chunk_id: id,
+      path: record.path,
+      start_line: record.startLine,
+      end_line: record.endLine,
+      lines: numbered.lines,
+      truncated: record.endLine - record.startLine + 1 > maxLines,
+      long_lines_cut: numbered.cut,
+      stale,
+    };
+  });
+  return { chunks, ignored_ids: ids.slice(MAX_FETCH_IDS), max_lines: maxLines };
+}

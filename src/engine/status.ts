@@ -1,0 +1,172 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { readGitHead } from '../core/git.js';
+import { RepodexError, isRepodexError } from '../core/errors.js';
+import type { IndexMeta } from '../index/meta.js';
+import { type Candidate, walkRepository } from '../scan/walker.js';
+import type { Catalog, IndexStore } from '../store/backend.js';
+import type { RepoContext } from './context.js';
+
+/** Index state as seed 001 names it (plus `missing`): what an agent must do next follows from it. */
+export type IndexState = 'missing' | 'indexing' | 'ready' | 'stale';
+
+/** How the working tree differs from the index. */
+export interface TreeChanges {
+  readonly added: number;
+  readonly modified: number;
+  readonly removed: number;
+  /** Up to 10 changed paths, each with what happened to it. */
+  readonly examples: { readonly path: string; readonly change: 'added' | 'modified' | 'removed' }[];
+}
+
+/** The answer to `status`. */
+export interface StatusReport {
+  readonly root: string;
+  readonly indexed: boolean;
+  readonly dirty: boolean;
+  readonly state: IndexState;
+  /** Why the index is dirty, one short sentence each; empty when clean. */
+  readonly reasons: string[];
+  readonly changes: TreeChanges | null;
+  readonly generation: number | null;
+  readonly last_sync: string | null;
+  readonly files: number;
+  readonly files_indexed: number;
+  readonly chunks: number;
+  readonly terms: number;
+  readonly source_bytes: number;
+  readonly size_on_disk: number;
+  readonly git: { readonly indexed_commit: string | null; readonly head: string | null; readonly branch: string | null } | null;
+  readonly sync_running: boolean;
+  readonly tool_version: string | null;
+}
+
+const MAX_EXAMPLES = 10;
+
+/** Compare a sorted walk with the sorted catalog of the index. */
+export function diffCatalog(walk: readonly Candidate[], catalog: Catalog): TreeChanges {
+  let added = 0;
+  let modified = 0;
+  let removed = 0;
+  const examples: TreeChanges['examples'] = [];
+  const note = (path: string, change: 'added' | 'modified' | 'removed'): void => {
+    if (examples.length < MAX_EXAMPLES) examples.push({ path, change });
+  };
+  let i = 0;
+  let j = 0;
+  while (i < walk.length || j < catalog.count) {
+    const file = walk[i];
+    const indexedPath = j < catalog.count ? catalog.path(j) : undefined;
+    if (file !== undefined && (indexedPath === undefined || file.path < indexedPath)) {
+      added++;
+      note(file.path, 'added');
+      i++;
+    } else if (file === undefined || (indexedPath !== undefined && indexedPath < file.path)) {
+      removed++;
+      note(indexedPath!, 'removed');
+      j++;
+    } else {
+      if (file.size !== catalog.size(j) || file.mtimeMs !== catalog.mtimeMs(j)) {
+        modified++;
+        note(file.path, 'modified');
+      }
+      i++;
+      j++;
+    }
+  }
+  return { added, modified, removed, examples };
+}
+
+function lockIsHeld(lockPath: string): boolean {
+  if (!existsSync(lockPath)) return false;
+  try {
+    const owner = JSON.parse(readFileSync(lockPath, 'utf8')) as { pid?: unknown };
+    if (typeof owner.pid !== 'number') return true;
+    process.kill(owner.pid, 0);
+    return true;
+  } catch {
+    // Unreadable lock or a dead owner: no sync is really running.
+    return false;
+  }
+}
+
+/**
+ * Status per seed 000 §3.7: dirty when an artifact is missing, the config bytes changed, or any
+ * file was added, removed or changed (size or mtime); in git, also when HEAD moved.
+ */
+export async function computeStatus(ctx: RepoContext, store: IndexStore): Promise<StatusReport> {
+  const root = ctx.paths.root;
+  const syncRunning = lockIsHeld(ctx.paths.lock);
+  const head = readGitHead(root);
+  let meta: IndexMeta | undefined;
+  const reasons: string[] = [];
+  try {
+    meta = store.readMeta();
+  } catch (error) {
+    if (!isRepodexError(error)) throw error;
+    reasons.push(error.message);
+  }
+  if (!meta) {
+    if (reasons.length === 0) reasons.push('no index yet: run `repodex sync`');
+    return {
+      root,
+      indexed: false,
+      dirty: true,
+      state: syncRunning ? 'indexing' : 'missing',
+      reasons,
+      changes: null,
+      generation: null,
+      last_sync: null,
+      files: 0,
+      files_indexed: 0,
+      chunks: 0,
+      terms: 0,
+      source_bytes: 0,
+      size_on_disk: 0,
+      git: head ? { indexed_commit: null, head: head.commit, branch: head.branch } : null,
+      sync_running: syncRunning,
+      tool_version: null,
+    };
+  }
+  const missing = store.missingArtifacts(meta);
+  for (const name of missing) reasons.push(`artifact ${name} is missing`);
+  if (meta.config_hash !== ctx.loaded.hash) reasons.push('config.json changed since the last sync');
+  let changes: TreeChanges | null = null;
+  if (missing.length === 0) {
+    try {
+      const catalog = await store.openCatalog(meta);
+      changes = diffCatalog(walkRepository(root, ctx.loaded.config, ctx.denylist).files, catalog);
+      const total = changes.added + changes.modified + changes.removed;
+      if (total > 0) reasons.push(`${total} file(s) changed: ${changes.added} added, ${changes.modified} modified, ${changes.removed} removed`);
+    } catch (error) {
+      if (!(error instanceof RepodexError)) throw error;
+      reasons.push(error.message);
+    }
+  }
+  if (head && meta.git && head.commit !== meta.git.commit) {
+    reasons.push(`HEAD moved: indexed ${short(meta.git.commit)}, now ${short(head.commit)}${head.branch ? ` on ${head.branch}` : ''}`);
+  }
+  const dirty = reasons.length > 0;
+  return {
+    root,
+    indexed: true,
+    dirty,
+    state: syncRunning ? 'indexing' : dirty ? 'stale' : 'ready',
+    reasons,
+    changes,
+    generation: meta.generation,
+    last_sync: meta.synced_at,
+    files: meta.counts.files,
+    files_indexed: meta.counts.files_indexed,
+    chunks: meta.counts.chunks,
+    terms: meta.counts.terms,
+    source_bytes: meta.source_bytes,
+    size_on_disk: store.sizeOnDisk(meta),
+    git: head ? { indexed_commit: meta.git?.commit ?? null, head: head.commit, branch: head.branch } : null,
+    sync_running: syncRunning,
+    tool_version: meta.tool_version,
+  };
+}
+
+function short(commit: string | null | undefined): string {
+  return commit ? commit.slice(0, 10) : '(none)';
+}

@@ -1,0 +1,171 @@
+import { forEachWord, wordTerms } from '../text/tokenizer.js';
+import { type Section, StringTable, VarintWriter, leBytes } from './format.js';
+import { GrowableU32 } from './growable.js';
+
+/** Chunk metadata handed to the builder; `text` is tokenized and then dropped. */
+export interface BuilderChunk {
+  readonly fileId: number;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly hash: Uint8Array;
+  readonly snippet: string;
+  readonly text: string;
+}
+
+/** The encoded sections of chunks.bin, terms.bin and postings.bin. */
+export interface BuiltIndex {
+  readonly chunks: Section[];
+  readonly terms: Section[];
+  readonly postings: Section[];
+  readonly chunkCount: number;
+  readonly termCount: number;
+  readonly postingCount: number;
+}
+
+/**
+ * Accumulates chunks into an inverted index. Postings are collected as (term, chunk, tf) triples
+ * in flat typed arrays, then grouped per term with one stable counting sort: chunk ids are
+ * appended in increasing order, so each term's postings come out sorted with no comparisons.
+ */
+export class IndexBuilder {
+  private readonly termIds = new Map<string, number>();
+  private readonly terms: string[] = [];
+  private readonly wordCache = new Map<string, number[]>();
+  private lastChunkOf = new Int32Array(1 << 16).fill(-1);
+  private slotOf = new Uint32Array(1 << 16);
+
+  private readonly postTerm = new GrowableU32(1 << 16);
+  private readonly postChunk = new GrowableU32(1 << 16);
+  private readonly postTf = new GrowableU32(1 << 16);
+
+  private readonly chunkFile = new GrowableU32();
+  private readonly chunkLines = new GrowableU32();
+  private readonly chunkTokens = new GrowableU32();
+  private readonly chunkHashes: Uint8Array[] = [];
+  private readonly snippets: string[] = [];
+
+  /** Add a chunk; returns its id (ids are dense and in insertion order). */
+  addChunk(chunk: BuilderChunk): number {
+    const id = this.snippets.length;
+    this.chunkFile.push(chunk.fileId);
+    this.chunkLines.push(chunk.startLine);
+    this.chunkLines.push(chunk.endLine);
+    this.chunkHashes.push(chunk.hash);
+    this.snippets.push(chunk.snippet);
+    let tokens = 0;
+    forEachWord(chunk.text, (word) => {
+      const ids = this.termsOfWord(word);
+      for (const termId of ids) {
+        tokens++;
+        if (this.lastChunkOf[termId] === id) {
+          const slot = this.slotOf[termId]!;
+          this.postTf.set(slot, this.postTf.get(slot) + 1);
+        } else {
+          this.lastChunkOf[termId] = id;
+          this.slotOf[termId] = this.postTf.length;
+          this.postTerm.push(termId);
+          this.postChunk.push(id);
+          this.postTf.push(1);
+        }
+      }
+    });
+    this.chunkTokens.push(tokens);
+    return id;
+  }
+
+  get chunkCount(): number {
+    return this.snippets.length;
+  }
+
+  private termsOfWord(word: string): number[] {
+    const cached = this.wordCache.get(word);
+    if (cached) return cached;
+    const ids = wordTerms(word).map((term) => this.termId(term));
+    this.wordCache.set(word, ids);
+    return ids;
+  }
+
+  private termId(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.termIds.set(term, id);
+      this.terms.push(term);
+      if (id >= this.lastChunkOf.length) {
+        const last = new Int32Array(this.lastChunkOf.length * 2).fill(-1);
+        last.set(this.lastChunkOf);
+        this.lastChunkOf = last;
+        const slot = new Uint32Array(this.slotOf.length * 2);
+        slot.set(this.slotOf);
+        this.slotOf = slot;
+      }
+    }
+    return id;
+  }
+
+  /** Encode everything added so far. Deterministic: the same chunks in the same order give the same bytes. */
+  finish(): BuiltIndex {
+    const termCount = this.terms.length;
+    const order = Array.from({ length: termCount }, (_, i) => i);
+    const terms = this.terms;
+    order.sort((a, b) => (terms[a]! < terms[b]! ? -1 : terms[a]! > terms[b]! ? 1 : 0));
+    const rank = new Uint32Array(termCount);
+    order.forEach((termId, r) => {
+      rank[termId] = r;
+    });
+
+    const postTerm = this.postTerm.view();
+    const postChunk = this.postChunk.view();
+    const postTf = this.postTf.view();
+    const postingCount = postTerm.length;
+    const df = new Uint32Array(termCount);
+    for (let i = 0; i < postingCount; i++) df[rank[postTerm[i]!]!]!++;
+    const start = new Uint32Array(termCount + 1);
+    for (let r = 0; r < termCount; r++) start[r + 1] = start[r]! + df[r]!;
+    const fill = start.slice(0, termCount);
+    const sortedChunk = new Uint32Array(postingCount);
+    const sortedTf = new Uint32Array(postingCount);
+    for (let i = 0; i < postingCount; i++) {
+      const r = rank[postTerm[i]!]!;
+      const at = fill[r]!++;
+      sortedChunk[at] = postChunk[i]!;
+      sortedTf[at] = postTf[i]!;
+    }
+
+    const varints = new VarintWriter();
+    const postingOffsets = new Uint32Array(termCount + 1);
+    for (let r = 0; r < termCount; r++) {
+      postingOffsets[r] = varints.length;
+      let previous = 0;
+      for (let at = start[r]!; at < start[r + 1]!; at++) {
+        const chunk = sortedChunk[at]!;
+        varints.write(chunk - previous);
+        varints.write(sortedTf[at]!);
+        previous = chunk;
+      }
+    }
+    postingOffsets[termCount] = varints.length;
+
+    const hashes = new Uint8Array(this.chunkHashes.length * 32);
+    this.chunkHashes.forEach((hash, i) => hashes.set(hash, i * 32));
+
+    return {
+      chunks: [
+        { tag: 'FILE', bytes: leBytes(this.chunkFile.view()) },
+        { tag: 'LINE', bytes: leBytes(this.chunkLines.view()) },
+        { tag: 'TLEN', bytes: leBytes(this.chunkTokens.view()) },
+        { tag: 'HASH', bytes: hashes },
+        { tag: 'SNIP', bytes: StringTable.encode(this.snippets) },
+      ],
+      terms: [
+        { tag: 'TERM', bytes: StringTable.encode(order.map((termId) => terms[termId]!)) },
+        { tag: 'DF  ', bytes: leBytes(df) },
+        { tag: 'POFF', bytes: leBytes(postingOffsets) },
+      ],
+      postings: [{ tag: 'POST', bytes: varints.bytes() }],
+      chunkCount: this.snippets.length,
+      termCount,
+      postingCount,
+    };
+  }
+}

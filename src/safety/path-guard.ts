@@ -1,0 +1,91 @@
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, sep } from 'node:path';
+import { isErrnoException } from '../core/errors.js';
+import type { Denylist } from './denylist.js';
+
+/** The outcome of checking a requested path: a readable file inside the root, or a refusal that says why. */
+export type GuardedPath =
+  | { readonly ok: true; readonly path: string; readonly absolute: string }
+  | { readonly ok: false; readonly blocked: boolean; readonly reason: string; readonly hint: string };
+
+/** Normalize a user-supplied relative path to `a/b/c` form, or undefined when it is not a plain relative path. */
+export function normalizeRelativePath(input: string): string | undefined {
+  if (input.length === 0 || input.includes('\0')) return undefined;
+  if (isAbsolute(input) || /^[A-Za-z]:/.test(input) || input.startsWith('\\') || input.startsWith('/')) return undefined;
+  const segments = input.split(/[\\/]+/).filter((segment) => segment !== '' && segment !== '.');
+  if (segments.length === 0 || segments.includes('..')) return undefined;
+  return segments.join('/');
+}
+
+/**
+ * Confines reads to one root (seed 000 §4.2): rejects absolute paths and `..`, resolves symlinks
+ * and requires the real path to stay under the real root, and refuses denylisted files.
+ */
+export class PathGuard {
+  readonly root: string;
+  private realRootCache: string | undefined;
+
+  constructor(root: string, private readonly denylist: Denylist) {
+    this.root = root;
+  }
+
+  private get realRoot(): string {
+    this.realRootCache ??= realpathSync.native(this.root);
+    return this.realRootCache;
+  }
+
+  /** Check a repository-relative path before reading it. */
+  check(input: string): GuardedPath {
+    const rel = normalizeRelativePath(input);
+    if (rel === undefined) {
+      return {
+        ok: false,
+        blocked: false,
+        reason: `path ${JSON.stringify(input)} is not a relative path inside the repository`,
+        hint: 'use a repository-relative path such as "src/index.ts", without ".." or a leading "/"',
+      };
+    }
+    if (this.denylist.blocks(rel)) {
+      return {
+        ok: false,
+        blocked: true,
+        reason: `${rel} matches the secrets denylist`,
+        hint: 'secrets are never indexed or served; read the file yourself if you really need it',
+      };
+    }
+    let real: string;
+    try {
+      real = realpathSync.native(join(this.root, rel));
+    } catch (error) {
+      const missing = isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR');
+      return {
+        ok: false,
+        blocked: false,
+        reason: missing ? `${rel} does not exist` : `${rel} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        hint: missing ? 'run `repodex sync` if the file was moved or deleted' : 'check the file permissions',
+      };
+    }
+    const realRoot = this.realRoot;
+    if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
+      return {
+        ok: false,
+        blocked: true,
+        reason: `${rel} resolves outside the repository root (symlink escape)`,
+        hint: 'only files inside the repository can be read',
+      };
+    }
+    const realRel = real.slice(realRoot.length + 1).split(sep).join('/');
+    if (realRel !== '' && this.denylist.blocks(realRel)) {
+      return {
+        ok: false,
+        blocked: true,
+        reason: `${rel} points at ${realRel}, which matches the secrets denylist`,
+        hint: 'secrets are never indexed or served',
+      };
+    }
+    if (!statSync(real).isFile()) {
+      return { ok: false, blocked: false, reason: `${rel} is not a regular file`, hint: 'pass a file path, not a folder' };
+    }
+    return { ok: true, path: rel, absolute: real };
+  }
+}

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import ignore, { type Ignore } from 'ignore';
+import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
+
+/** Folders never walked (SPEC §2): version control, dependencies, build output, caches. */
+export const SKIP_DIRS: ReadonlySet<string> = new Set([
+  '.git', '.hg', '.svn', '.repodex', 'node_modules', 'bower_components', 'dist', 'build', 'target', 'out',
+  '.venv', 'venv', '__pycache__', '.mypy_cache', '.pytest_cache', '.tox', '.gradle', '.idea', '.vscode',
+  '.next', '.nuxt', '.turbo', '.cache', 'coverage', '.yarn',
+]);
+
+/** Per-folder ignore file names, read at every level of the walk (nearest wins). */
+export const NESTED_IGNORE_FILES = ['.gitignore', '.ignore'] as const;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One layer of gitignore-style rules, anchored at a folder (`''` = the root). */
+export interface RuleLayer {
+  readonly base: string;
+  readonly rules: Ignore;
+  readonly source: string;
+}
+
+/**
+ * Read an ignore file into a rule layer. Missing file → undefined (normal). A file that exists but
+ * cannot be read or is not text is an error the user must see, not something to skip silently.
+ */
+export function readIgnoreFile(absolutePath: string, base: string, displayPath: string): RuleLayer | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(absolutePath);
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return undefined;
+    throw new RepodexError('IGNORE_UNREADABLE', `cannot read ${displayPath}: ${errorMessage(error)}`);
+  }
+  return parseIgnoreText(bytes, base, displayPath);
+}
+
+/** Parse ignore-file bytes; NUL bytes or invalid UTF-8 mean the file is not an ignore file at all. */
+export function parseIgnoreText(bytes: Uint8Array, base: string, displayPath: string): RuleLayer {
+  let text: string;
+  try {
+    if (bytes.includes(0)) throw new Error('contains NUL bytes');
+    text = utf8.decode(bytes);
+  } catch (error) {
+    throw new RepodexError('IGNORE_UNREADABLE', `${displayPath} is not a text ignore file (${errorMessage(error)})`);
+  }
+  return layerFromPatterns(text.split(/\r?\n|\r/), base, displayPath);
+}
+
+/** A rule layer from gitignore-syntax patterns. */
+export function layerFromPatterns(patterns: readonly string[], base: string, source: string): RuleLayer {
+  const rules = ignore({ allowRelativePaths: true });
+  try {
+    rules.add(patterns as string[]);
+  } catch (error) {
+    throw new RepodexError('IGNORE_UNREADABLE', `${source} has a pattern that cannot be parsed: ${errorMessage(error)}`);
+  }
+  return { base, rules, source };
+}
+
+/**
+ * Evaluate layers in order, as git does: a later matching rule (deeper folder, or a higher
+ * priority source) overrides an earlier one, and `!pattern` re-includes.
+ */
+export function isIgnored(layers: readonly RuleLayer[], relPath: string, isDir: boolean): boolean {
+  let ignored = false;
+  for (const layer of layers) {
+    let sub: string;
+    if (layer.base === '') sub = relPath;
+    else if (relPath.startsWith(`${layer.base}/`)) sub = relPath.slice(layer.base.length + 1);
+    else continue;
+    const result = layer.rules.test(isDir ? `${sub}/` : sub);
+    if (result.ignored) ignored = true;
+    else if (result.unignored) ignored = false;
+  }
+  return ignored;
+}

@@ -1,0 +1,39 @@
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+
+/** Write a file and flush it to disk before returning, so a later rename cannot expose a torn file. */
+export function writeFileDurable(path: string, data: Uint8Array | string): void {
+  const fd = openSync(path, 'w');
+  try {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Flush a directory entry table, making a rename inside it durable. */
+export function fsyncDir(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return; // some platforms cannot open directories; the rename is still atomic, just not yet durable
+  }
+  try {
+    fsyncSync(fd);
+  } catch {
+    // EINVAL/EISDIR on file systems without directory fsync: atomicity holds, durability is best effort.
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Replace `path` atomically: write a temp file beside it, flush, rename over. */
+export function writeFileAtomic(path: string, data: Uint8Array | string, dir: string): void {
+  const temp = `${path}.tmp-${process.pid}`;
+  writeFileDurable(temp, data);
+  renameSync(temp, path);
+  fsyncDir(dir);
+}

@@ -1,0 +1,12 @@
+/** Turn CRLF and lone CR into LF so line numbers are the same on every platform (seed 000 §3.3). */
+export function normalizeNewlines(text: string): string {
+  return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+}
+
+/** Lines of normalized text; a final newline does not start an extra line. */
+export function splitLines(text: string): string[] {
+  if (text.length === 0) return [];
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
