@@ -11,6 +11,7 @@ await build({
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',
+  minify: true,
   logLevel: 'warning',
   // Bundled CommonJS dependencies expect `require`; give the ESM bundle one.
   banner: { js: "import { createRequire as __repodexCreateRequire } from 'node:module'; const require = __repodexCreateRequire(import.meta.url);" },

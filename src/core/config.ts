@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { describeIssues } from './issues.js';
 import { RepodexError, errorMessage, isErrnoException } from './errors.js';
 
 /** Extensions indexed when `project_type` is `auto` (SPEC §9). */
@@ -16,25 +17,22 @@ export const TS_EXTENSIONS = ['.ts', '.tsx'] as const;
 /** Hard cap on chunk length and fetch length (SPEC §9). */
 export const MAX_CHUNK_LINES = 120;
 
+const ChunkConfigSchema = z.strictObject({
+  target_lines: z._default(z.int().check(z.minimum(10), z.maximum(MAX_CHUNK_LINES)), 60),
+  max_lines: z._default(z.int().check(z.minimum(10), z.maximum(MAX_CHUNK_LINES)), MAX_CHUNK_LINES),
+  overlap_lines: z._default(z.int().check(z.minimum(0), z.maximum(40)), 10),
+});
+
 /** Schema of `.repodex/config.json`; unknown keys are rejected so typos surface instead of being ignored. */
-export const ConfigSchema = z
-  .object({
-    project_type: z.enum(['auto', 'ts']).default('auto'),
-    include_extensions: z.array(z.string().regex(/^\.[^/\\]+$/, 'an extension starts with "." (e.g. ".ts")')).optional(),
-    exclude: z.array(z.string().min(1)).default([]),
-    include_declaration_files: z.boolean().default(false),
-    max_file_bytes: z.number().int().positive().max(64 * 1024 * 1024).default(1024 * 1024),
-    denylist: z.array(z.string().min(1)).default([]),
-    chunk: z
-      .object({
-        target_lines: z.number().int().min(10).max(MAX_CHUNK_LINES).default(60),
-        max_lines: z.number().int().min(10).max(MAX_CHUNK_LINES).default(MAX_CHUNK_LINES),
-        overlap_lines: z.number().int().min(0).max(40).default(10),
-      })
-      .strict()
-      .default({ target_lines: 60, max_lines: MAX_CHUNK_LINES, overlap_lines: 10 }),
-  })
-  .strict();
+export const ConfigSchema = z.strictObject({
+  project_type: z._default(z.enum(['auto', 'ts']), 'auto'),
+  include_extensions: z.optional(z.array(z.string().check(z.regex(/^\.[^/\\]+$/, 'an extension starts with "." (e.g. ".ts")')))),
+  exclude: z._default(z.array(z.string().check(z.minLength(1))), []),
+  include_declaration_files: z._default(z.boolean(), false),
+  max_file_bytes: z._default(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024)), 1024 * 1024),
+  denylist: z._default(z.array(z.string().check(z.minLength(1))), []),
+  chunk: z._default(ChunkConfigSchema, { target_lines: 60, max_lines: MAX_CHUNK_LINES, overlap_lines: 10 }),
+});
 
 /** The parsed configuration with defaults applied. */
 export type Config = z.infer<typeof ConfigSchema>;
@@ -75,10 +73,9 @@ export function loadConfig(path: string): LoadedConfig {
   } catch (error) {
     throw new RepodexError('CONFIG_INVALID', `${path} is not valid JSON: ${errorMessage(error)}`);
   }
-  const parsed = ConfigSchema.safeParse(raw);
+  const parsed = ConfigSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-    throw new RepodexError('CONFIG_INVALID', `${path}: ${issues}`);
+    throw new RepodexError('CONFIG_INVALID', `${path}: ${describeIssues(parsed.error)}`);
   }
   if (parsed.data.chunk.target_lines > parsed.data.chunk.max_lines) {
     throw new RepodexError('CONFIG_INVALID', `${path}: chunk.target_lines must not exceed chunk.max_lines`);

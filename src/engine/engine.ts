@@ -139,6 +139,11 @@ export class Engine {
     return view;
   }
 
+  /** Whether this engine may build or refresh the index on its own. */
+  get autoIndex(): boolean {
+    return this.options.autoIndex;
+  }
+
   /** True when an index has been committed. */
   hasIndex(): boolean {
     return metaStamp(join(this.root, DATA_DIR_NAME, 'meta.json')) !== '';

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { readGitHead } from '../core/git.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
 import type { IndexMeta } from '../index/meta.js';
@@ -76,6 +77,30 @@ export function diffCatalog(walk: readonly Candidate[], catalog: Catalog): TreeC
   return { added, modified, removed, examples };
 }
 
+/**
+ * Prove "nothing changed" from stats alone: every ignore file, every listed folder and every
+ * catalogued file has the size and mtime it had at sync time. A folder's mtime changes when an
+ * entry is added, removed or renamed in it, so unchanged folders need no listing and no ignore
+ * matching. Any difference sends the caller to a full walk, which says exactly what changed.
+ */
+export function unchangedSinceSync(root: string, catalog: Catalog): boolean {
+  for (const control of catalog.controls) {
+    const stat = statSync(join(root, control.path), { throwIfNoEntry: false });
+    if (!stat) {
+      if (control.size !== -1) return false;
+    } else if (stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return false;
+  }
+  for (const dir of catalog.dirs) {
+    const stat = statSync(dir.path === '' ? root : join(root, dir.path), { throwIfNoEntry: false });
+    if (!stat || stat.mtimeMs !== dir.mtimeMs) return false;
+  }
+  for (let i = 0; i < catalog.count; i++) {
+    const stat = statSync(join(root, catalog.path(i)), { throwIfNoEntry: false });
+    if (!stat || stat.size !== catalog.size(i) || stat.mtimeMs !== catalog.mtimeMs(i)) return false;
+  }
+  return true;
+}
+
 function lockIsHeld(lockPath: string): boolean {
   if (!existsSync(lockPath)) return false;
   try {
@@ -134,7 +159,9 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore): Promis
   if (missing.length === 0) {
     try {
       const catalog = await store.openCatalog(meta);
-      changes = diffCatalog(walkRepository(root, ctx.loaded.config, ctx.denylist).files, catalog);
+      changes = unchangedSinceSync(root, catalog)
+        ? { added: 0, modified: 0, removed: 0, examples: [] }
+        : diffCatalog(walkRepository(root, ctx.loaded.config, ctx.denylist).files, catalog);
       const total = changes.added + changes.modified + changes.removed;
       if (total > 0) reasons.push(`${total} file(s) changed: ${changes.added} added, ${changes.modified} modified, ${changes.removed} removed`);
     } catch (error) {

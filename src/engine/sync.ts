@@ -136,7 +136,7 @@ export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenera
   yield { type: 'write' };
   const built = builder.finish();
   const data = {
-    files: encodeArtifact('FILE', encodeFiles(records)),
+    files: encodeArtifact('FILE', encodeFiles(records, walk.dirs, walk.controls)),
     chunks: encodeArtifact('CHNK', built.chunks),
     terms: encodeArtifact('TERM', built.terms),
     postings: encodeArtifact('POST', built.postings),

@@ -1,10 +1,11 @@
 import { languageCode, languageFromCode } from '../scan/language.js';
+import type { ControlFile, WalkedDir } from '../scan/walker.js';
 import { type Artifact, type Section, StringTable, leBytes } from './format.js';
 import type { Catalog } from '../store/backend.js';
 import { FILE_STATES, type FileRecord, type FileState } from './model.js';
 
 /** Sections of files.bin: the catalog of every candidate file, sorted by path (file id = position). */
-export function encodeFiles(files: readonly FileRecord[]): Section[] {
+export function encodeFiles(files: readonly FileRecord[], dirs: readonly WalkedDir[], controls: readonly ControlFile[]): Section[] {
   const n = files.length;
   const size = new Float64Array(n);
   const mtime = new Float64Array(n);
@@ -30,6 +31,12 @@ export function encodeFiles(files: readonly FileRecord[]): Section[] {
     { tag: 'LANG', bytes: lang },
     { tag: 'CHNK', bytes: leBytes(chunkStart) },
     { tag: 'HASH', bytes: hashes },
+    // The folders and ignore files behind the walk: `status` proves "nothing changed" from their stats alone.
+    { tag: 'DIRP', bytes: StringTable.encode(dirs.map((dir) => dir.path)) },
+    { tag: 'DIRM', bytes: leBytes(Float64Array.from(dirs, (dir) => dir.mtimeMs)) },
+    { tag: 'CTLP', bytes: StringTable.encode(controls.map((control) => control.path)) },
+    { tag: 'CTLS', bytes: leBytes(Float64Array.from(controls, (control) => control.size)) },
+    { tag: 'CTLM', bytes: leBytes(Float64Array.from(controls, (control) => control.mtimeMs)) },
   ];
 }
 
@@ -43,6 +50,8 @@ export class FileTable implements Catalog {
   readonly languages: Uint8Array;
   readonly chunkStart: Uint32Array;
   private readonly hashes: Uint8Array;
+  readonly dirs: readonly WalkedDir[];
+  readonly controls: readonly ControlFile[];
 
   constructor(artifact: Artifact) {
     this.paths = artifact.strings('PATH');
@@ -53,6 +62,17 @@ export class FileTable implements Catalog {
     this.languages = artifact.bytes('LANG');
     this.chunkStart = artifact.u32('CHNK');
     this.hashes = artifact.bytes('HASH');
+    const dirPaths = artifact.strings('DIRP');
+    const dirMtimes = artifact.f64('DIRM');
+    this.dirs = Array.from({ length: dirPaths.count }, (_, i) => ({ path: dirPaths.get(i), mtimeMs: dirMtimes[i]! }));
+    const controlPaths = artifact.strings('CTLP');
+    const controlSizes = artifact.f64('CTLS');
+    const controlMtimes = artifact.f64('CTLM');
+    this.controls = Array.from({ length: controlPaths.count }, (_, i) => ({
+      path: controlPaths.get(i),
+      size: controlSizes[i]!,
+      mtimeMs: controlMtimes[i]!,
+    }));
   }
 
   path(i: number): string {

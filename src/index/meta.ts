@@ -1,26 +1,26 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** meta.json: the commit record of a generation. Written last, by atomic rename; readers start here. */
 export const IndexMetaSchema = z.object({
-  format_version: z.number().int(),
+  format_version: z.int(),
   tool_version: z.string(),
-  generation: z.number().int().nonnegative(),
-  generation_dir: z.string(),
-  artifacts: z.record(z.string(), z.object({ bytes: z.number().int(), crc32: z.number().int() })),
+  generation: z.int().check(z.minimum(0)),
+  generation_dir: z.string().check(z.regex(/^gen-\d+$/)),
+  artifacts: z.record(z.string(), z.object({ bytes: z.int(), crc32: z.int() })),
   config_hash: z.string(),
   project_type: z.string(),
-  tokenizer_version: z.number().int(),
-  chunker: z.object({ name: z.string(), version: z.number().int(), params_key: z.string() }),
+  tokenizer_version: z.int(),
+  chunker: z.object({ name: z.string(), version: z.int(), params_key: z.string() }),
   counts: z.object({
-    files: z.number().int(),
-    files_indexed: z.number().int(),
-    files_skipped: z.number().int(),
-    chunks: z.number().int(),
-    terms: z.number().int(),
-    postings: z.number().int(),
+    files: z.int(),
+    files_indexed: z.int(),
+    files_skipped: z.int(),
+    chunks: z.int(),
+    terms: z.int(),
+    postings: z.int(),
   }),
-  source_bytes: z.number().int(),
-  git: z.object({ commit: z.string().nullable(), branch: z.string().nullable() }).nullable(),
+  source_bytes: z.int(),
+  git: z.nullable(z.object({ commit: z.nullable(z.string()), branch: z.nullable(z.string()) })),
   synced_at: z.string(),
   duration_ms: z.number(),
 });

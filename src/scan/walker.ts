@@ -22,11 +22,29 @@ export interface SoftError {
   readonly reason: string;
 }
 
-/** Everything the walk found: candidates sorted by path, and the soft errors met on the way. */
+/** A folder the walk listed, with its mtime: unchanged mtimes mean unchanged listings. */
+export interface WalkedDir {
+  readonly path: string;
+  readonly mtimeMs: number;
+}
+
+/** An ignore file that shaped the walk; `size` is -1 when it did not exist. */
+export interface ControlFile {
+  readonly path: string;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+/** Everything the walk found: candidates sorted by path, the folders and ignore files behind it, and soft errors. */
 export interface WalkResult {
   readonly files: Candidate[];
+  readonly dirs: WalkedDir[];
+  readonly controls: ControlFile[];
   readonly errors: SoftError[];
 }
+
+/** Ignore files outside the walked tree that are always consulted (recorded even when absent). */
+export const ROOT_CONTROL_FILES = ['.git/info/exclude', '.repodex/ignore'] as const;
 
 const DECLARATION_FILE = /\.d\.[mc]?ts$/i;
 
@@ -48,9 +66,14 @@ export function walkRepository(root: string, config: Config, denylist: Denylist)
   if (config.exclude.length > 0) repodexLayers.push(layerFromPatterns(config.exclude, '', 'config.json "exclude"'));
 
   const files: Candidate[] = [];
+  const dirs: WalkedDir[] = [];
+  const controls: ControlFile[] = ROOT_CONTROL_FILES.map((rel) => controlStat(join(root, rel), rel));
   const errors: SoftError[] = [];
 
   const visit = (dirAbs: string, dirRel: string): void => {
+    // Stat before listing: a change during the listing then shows up as a newer mtime later.
+    const dirStat = statOrError(dirAbs, dirRel || '.', errors);
+    if (dirStat) dirs.push({ path: dirRel, mtimeMs: dirStat.mtimeMs });
     let entries: Dirent[];
     try {
       entries = readdirSync(dirAbs, { withFileTypes: true });
@@ -58,7 +81,7 @@ export function walkRepository(root: string, config: Config, denylist: Denylist)
       errors.push({ path: dirRel || '.', reason: `cannot list folder: ${errorMessage(error)}` });
       return;
     }
-    const added: number = pushNestedLayers(entries, dirAbs, dirRel, gitLayers);
+    const added: number = pushNestedLayers(entries, dirAbs, dirRel, gitLayers, controls);
     const layers = repodexLayers.length > 0 ? [...gitLayers, ...repodexLayers] : gitLayers;
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
@@ -81,15 +104,25 @@ export function walkRepository(root: string, config: Config, denylist: Denylist)
   };
 
   visit(root, '');
-  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, errors };
+  const byPath = (a: { path: string }, b: { path: string }): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  files.sort(byPath);
+  dirs.sort(byPath);
+  controls.sort(byPath);
+  return { files, dirs, controls, errors };
 }
 
-function pushNestedLayers(entries: readonly Dirent[], dirAbs: string, dirRel: string, layers: RuleLayer[]): number {
+function controlStat(absolute: string, rel: string): ControlFile {
+  const stat = statSync(absolute, { throwIfNoEntry: false });
+  return stat ? { path: rel, size: stat.size, mtimeMs: stat.mtimeMs } : { path: rel, size: -1, mtimeMs: 0 };
+}
+
+function pushNestedLayers(entries: readonly Dirent[], dirAbs: string, dirRel: string, layers: RuleLayer[], controls: ControlFile[]): number {
   let added = 0;
   for (const name of NESTED_IGNORE_FILES) {
     if (!entries.some((entry) => entry.name === name && !entry.isDirectory())) continue;
-    const layer = readIgnoreFile(join(dirAbs, name), dirRel, dirRel === '' ? name : `${dirRel}/${name}`);
+    const rel = dirRel === '' ? name : `${dirRel}/${name}`;
+    controls.push(controlStat(join(dirAbs, name), rel));
+    const layer = readIgnoreFile(join(dirAbs, name), dirRel, rel);
     if (layer) {
       layers.push(layer);
       added++;

@@ -1,6 +1,7 @@
 import type { CorpusStats, ChunkRecord, FileRecord, PostingList } from '../index/model.js';
 import type { IndexMeta } from '../index/meta.js';
 import type { Language } from '../scan/language.js';
+import type { ControlFile, WalkedDir } from '../scan/walker.js';
 
 /**
  * A loaded, immutable index generation: what search and fetch read. Bulk per-chunk columns are
@@ -30,6 +31,10 @@ export interface IndexView {
 /** The file catalog of a generation: every candidate file with the stat dirty checks compare, sorted by path. */
 export interface Catalog {
   readonly count: number;
+  /** Folders the walk listed and their mtimes. */
+  readonly dirs: readonly WalkedDir[];
+  /** Ignore files that shaped the walk and their stats. */
+  readonly controls: readonly ControlFile[];
   path(i: number): string;
   size(i: number): number;
   mtimeMs(i: number): number;

@@ -1,0 +1,112 @@
+import type { InitReport, SearchReport } from '../../engine/engine.js';
+import type { FetchReport } from '../../engine/fetch.js';
+import type { StatusReport } from '../../engine/status.js';
+import type { SyncSummary } from '../../engine/sync.js';
+import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
+
+/** Human output of `init`. */
+export function printInit(report: InitReport): string {
+  const lines = [`repodex initialized in ${report.root}`];
+  for (const path of report.created) lines.push(`  created ${path}`);
+  for (const path of report.existing) lines.push(`  kept    ${path} (already there)`);
+  lines.push('next: `repodex sync` to build the index');
+  return lines.join('\n');
+}
+
+/** Human output of `status`. */
+export function printStatus(report: StatusReport, style: Style): string {
+  const stateText =
+    report.state === 'ready'
+      ? style.green('ready (clean)')
+      : report.state === 'missing'
+        ? style.yellow('missing: no index yet')
+        : report.state === 'indexing'
+          ? style.yellow('indexing (a sync is running)')
+          : style.yellow('stale: run `repodex sync`');
+  const rows: [string, string][] = [['state', stateText]];
+  if (report.indexed) {
+    rows.push(['last sync', `${report.last_sync ? formatRelative(report.last_sync) : '?'} (generation ${report.generation})`]);
+    rows.push(['files', `${formatCount(report.files_indexed)} indexed, ${formatCount(report.files - report.files_indexed)} skipped`]);
+    rows.push(['chunks', `${formatCount(report.chunks)} (${formatCount(report.terms)} terms)`]);
+    const ratio = report.source_bytes > 0 ? ` (${(report.size_on_disk / report.source_bytes).toFixed(2)}× source)` : '';
+    rows.push(['size', `${formatBytes(report.size_on_disk)} on disk for ${formatBytes(report.source_bytes)} of source${ratio}`]);
+  }
+  if (report.git) {
+    const head = `${report.git.branch ?? 'detached'} @ ${report.git.head?.slice(0, 10) ?? '(no commits)'}`;
+    const indexed = report.indexed ? `, indexed ${report.git.indexed_commit?.slice(0, 10) ?? '(none)'}` : '';
+    rows.push(['git', head + indexed]);
+  }
+  const width = Math.max(...rows.map(([key]) => key.length));
+  const lines = [`repodex status — ${report.root}`, ...rows.map(([key, value]) => `  ${style.dim(key.padEnd(width))}  ${value}`)];
+  if (report.reasons.length > 0) {
+    lines.push('dirty because:');
+    for (const reason of report.reasons) lines.push(`  - ${reason}`);
+  }
+  if (report.changes && report.changes.examples.length > 0) {
+    for (const example of report.changes.examples) lines.push(`    ${style.dim(example.change.padEnd(8))} ${example.path}`);
+  }
+  return lines.join('\n');
+}
+
+/** The one-line summary after a sync. */
+export function printSyncSummary(summary: SyncSummary): string {
+  const skipped = Object.entries(summary.skipped_by_reason)
+    .map(([reason, count]) => `${reason}: ${count}`)
+    .join(', ');
+  const parts = [
+    `indexed ${formatCount(summary.files_indexed)} files → ${formatCount(summary.chunks_total)} chunks`,
+    `(${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
+    `${formatCount(summary.terms)} terms in ${formatDuration(summary.duration_ms)}`,
+  ];
+  let line = parts.join(' ');
+  if (summary.files_skipped > 0) line += `; skipped ${formatCount(summary.files_skipped)} (${skipped})`;
+  const lines = [line];
+  for (const error of summary.errors) lines.push(`  warning: ${error.path}: ${error.reason}`);
+  return lines.join('\n');
+}
+
+function highlight(text: string, terms: readonly string[], style: Style): string {
+  if (terms.length === 0) return text;
+  const escaped = terms.map((term) => term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return text.replace(new RegExp(`(${escaped.join('|')})`, 'gi'), (match) => style.yellow(match));
+}
+
+/** Human output of `search`: `path:start-end`, score and id, the snippet, the matched terms. */
+export function printSearch(report: SearchReport, style: Style): string {
+  const lines: string[] = [];
+  if (report.results.length === 0) {
+    lines.push(report.terms.length === 0 ? 'no searchable terms in the query' : `no results for ${report.terms.join(' ')}`);
+  }
+  for (const hit of report.results) {
+    const where = style.cyan(`${hit.path}:${hit.start_line}-${hit.end_line}`);
+    const stale = hit.stale ? style.yellow(' (file changed since sync)') : '';
+    lines.push(`${where}  ${style.dim(`score ${hit.score.toFixed(2)}  id ${hit.chunk_id}`)}${stale}`);
+    for (const snippetLine of hit.snippet.split('\n')) lines.push(`    ${highlight(snippetLine, hit.why, style)}`);
+    lines.push(`    ${style.dim(`matched: ${hit.why.join(', ')}`)}`);
+  }
+  if (report.results.length > 0) {
+    lines.push(style.dim(`${report.results.length} of ${formatCount(report.matched)} matching chunks; fetch with: repodex fetch --ids ${report.results.slice(0, 5).map((hit) => hit.chunk_id).join(',')}`));
+  }
+  for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
+  return lines.join('\n');
+}
+
+/** Human output of `fetch`: each chunk's numbered lines under a `path:start-end` header. */
+export function printFetch(report: FetchReport, style: Style): string {
+  const lines: string[] = [];
+  for (const chunk of report.chunks) {
+    if ('error' in chunk) {
+      const label = chunk.blocked ? 'blocked' : 'error';
+      lines.push(style.red(`── chunk ${chunk.chunk_id}${chunk.path ? ` (${chunk.path})` : ''}: ${label}: ${chunk.error}`));
+      lines.push(style.dim(`   hint: ${chunk.hint}`));
+      continue;
+    }
+    const notes = [chunk.truncated ? `first ${chunk.lines.length} lines` : '', chunk.stale ? 'file changed since sync' : '']
+      .filter(Boolean)
+      .join(', ');
+    lines.push(style.cyan(`── ${chunk.path}:${chunk.start_line}-${chunk.end_line} (chunk ${chunk.chunk_id})${notes ? ` [${notes}]` : ''}`));
+    lines.push(...chunk.lines);
+  }
+  if (report.ignored_ids.length > 0) lines.push(style.yellow(`warning: only the first 5 ids are fetched; ignored ${report.ignored_ids.join(', ')}`));
+  return lines.join('\n');
+}

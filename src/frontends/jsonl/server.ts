@@ -1,0 +1,111 @@
+import type { Writable } from 'node:stream';
+import { isRepodexError } from '../../core/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { handleRequest } from '../../protocol/handlers.js';
+import { OPS, Request, describeIssues } from '../../protocol/schemas.js';
+
+/** Longest request line accepted (SPEC §9: 1 MiB). */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+type Response =
+  | { ok: true; op: string; data: unknown; id?: string | number }
+  | { ok: false; op: string; error: string; code: string; id?: string | number };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Options for a JSONL session. */
+export interface JsonlOptions {
+  readonly maxRequestBytes?: number;
+  /** Where internal errors are logged for people (never the protocol stream). */
+  readonly log?: (message: string) => void;
+}
+
+/**
+ * Serve the JSONL protocol (seed 000 §4.3): one request per line in, one response per line out,
+ * in order. Nothing a client sends ends the session: bad JSON, unknown ops, bad fields, invalid
+ * UTF-8 and lines over the size limit each get an error line. An oversized line is discarded as
+ * it streams in, never buffered whole. Resolves at end of input once every response is written.
+ */
+export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | string>, output: Writable, options: JsonlOptions = {}): Promise<void> {
+  const max = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
+  const write = async (response: Response): Promise<void> => {
+    if (!output.write(`${JSON.stringify(response)}\n`)) {
+      await new Promise<void>((resolve) => output.once('drain', resolve));
+    }
+  };
+  let parts: Buffer[] = [];
+  let size = 0;
+  let oversized = false;
+  const endLine = async (): Promise<void> => {
+    if (oversized) {
+      await write({ ok: false, op: '', error: `request too large (limit ${max} bytes per line)`, code: 'BAD_REQUEST' });
+    } else {
+      await write(await respond(engine, Buffer.concat(parts, size), options.log));
+    }
+    parts = [];
+    size = 0;
+    oversized = false;
+  };
+  let sawBytes = false;
+  for await (const raw of input) {
+    const chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(10, start);
+      const end = newline < 0 ? chunk.length : newline;
+      if (!oversized && end > start) {
+        if (size + (end - start) > max) {
+          oversized = true; // keep reading to the newline, keep nothing
+          parts = [];
+          size = 0;
+        } else {
+          parts.push(chunk.subarray(start, end));
+          size += end - start;
+        }
+      }
+      sawBytes ||= end > start;
+      if (newline < 0) break;
+      await endLine();
+      sawBytes = false;
+      start = newline + 1;
+    }
+  }
+  if (sawBytes || oversized) await endLine(); // a last line without its newline still gets an answer
+}
+
+async function respond(engine: Engine, line: Buffer, log?: (message: string) => void): Promise<Response> {
+  let text: string;
+  try {
+    text = utf8.decode(line);
+  } catch {
+    return { ok: false, op: '', error: 'request is not valid UTF-8', code: 'BAD_REQUEST' };
+  }
+  if (text.endsWith('\r')) text = text.slice(0, -1);
+  if (text.trim() === '') return { ok: false, op: '', error: 'empty request line: send one JSON object per line', code: 'BAD_REQUEST' };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, op: '', error: `invalid JSON: ${(error as Error).message}`, code: 'BAD_REQUEST' };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, op: '', error: 'a request must be a JSON object with an "op" field', code: 'BAD_REQUEST' };
+  }
+  const record = raw as Record<string, unknown>;
+  const id = typeof record.id === 'string' || typeof record.id === 'number' ? { id: record.id } : {};
+  const op = record.op;
+  if (typeof op !== 'string') return { ok: false, op: '', error: 'missing "op": one of ' + OPS.join(', '), code: 'BAD_REQUEST', ...id };
+  if (!(OPS as readonly string[]).includes(op)) {
+    return { ok: false, op: '', error: `unknown op ${JSON.stringify(op)}: expected one of ${OPS.join(', ')}`, code: 'BAD_REQUEST', ...id };
+  }
+  const parsed = Request.safeParse(raw, { reportInput: true });
+  if (!parsed.success) return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
+  try {
+    const data = await handleRequest(engine, parsed.data);
+    return { ok: true, op, data, ...id };
+  } catch (error) {
+    if (isRepodexError(error)) return { ok: false, op, error: error.message, code: error.code, ...id };
+    log?.(`internal error on ${op}: ${(error as Error).stack ?? String(error)}`);
+    return { ok: false, op, error: `internal error: ${(error as Error).message}`, code: 'INTERNAL', ...id };
+  }
+}
