@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readGitHead } from '../core/git.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
+import { isLockHeld } from '../index/lock.js';
 import type { IndexMeta } from '../index/meta.js';
 import { type Candidate, walkRepository } from '../scan/walker.js';
 import type { Catalog, IndexStore } from '../store/backend.js';
@@ -101,26 +102,13 @@ export function unchangedSinceSync(root: string, catalog: Catalog): boolean {
   return true;
 }
 
-function lockIsHeld(lockPath: string): boolean {
-  if (!existsSync(lockPath)) return false;
-  try {
-    const owner = JSON.parse(readFileSync(lockPath, 'utf8')) as { pid?: unknown };
-    if (typeof owner.pid !== 'number') return true;
-    process.kill(owner.pid, 0);
-    return true;
-  } catch {
-    // Unreadable lock or a dead owner: no sync is really running.
-    return false;
-  }
-}
-
 /**
  * Status per seed 000 §3.7: dirty when an artifact is missing, the config bytes changed, or any
  * file was added, removed or changed (size or mtime); in git, also when HEAD moved.
  */
 export async function computeStatus(ctx: RepoContext, store: IndexStore): Promise<StatusReport> {
   const root = ctx.paths.root;
-  const syncRunning = lockIsHeld(ctx.paths.lock);
+  const syncRunning = isLockHeld(ctx.paths.lock);
   const head = readGitHead(root);
   let meta: IndexMeta | undefined;
   const reasons: string[] = [];

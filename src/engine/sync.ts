@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ChunkParams, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { textChunker } from '../chunk/text-chunker.js';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { FORMAT_VERSION, TOKENIZER_VERSION, TOOL_VERSION } from '../core/version.js';
 import { IndexBuilder } from '../index/builder.js';
@@ -194,9 +194,10 @@ async function previousIdentities(store: IndexStore): Promise<Set<string>> {
   try {
     if (!store.readMeta()) return identities;
     view = await store.open({ verify: false });
-  } catch {
-    // No readable previous index (first sync, damaged, or older format): every chunk is new.
-    return identities;
+  } catch (error) {
+    // A damaged or older-format previous index is replaced by this sync: every chunk counts as new.
+    if (isRepodexError(error)) return identities;
+    throw error;
   }
   const ids = Array.from({ length: view.stats.chunkCount }, (_, i) => i);
   for (const record of await view.chunks(ids)) {

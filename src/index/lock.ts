@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 
@@ -48,6 +48,13 @@ export function acquireLock(path: string): HeldLock {
     };
   }
   throw new RepodexError('LOCKED', `could not take the lock ${path}`);
+}
+
+/** True when a lock file exists and its owner is (or may be) still running: a sync is in progress. */
+export function isLockHeld(path: string): boolean {
+  const owner = readOwner(path);
+  if (owner === undefined) return existsSync(path) && isFresh(path);
+  return isAlive(owner);
 }
 
 function readOwner(path: string): LockOwner | undefined {

@@ -1,4 +1,4 @@
-import { type Artifact, StringTable } from '../../index/format.js';
+import type { Artifact, StringTable } from '../../index/format.js';
 import { FileTable } from '../../index/files-codec.js';
 import type { IndexMeta } from '../../index/meta.js';
 import type { ChunkRecord, CorpusStats, FileRecord, PostingList } from '../../index/model.js';
