@@ -1,6 +1,6 @@
-import { forEachWord, wordTerms } from '../text/tokenizer.js';
 import { type Section, StringTable, VarintWriter, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
+import { WordTable } from './word-table.js';
 
 /** Chunk metadata handed to the builder; `text` is tokenized and then dropped. */
 export interface BuilderChunk {
@@ -30,7 +30,7 @@ export interface BuiltIndex {
 export class IndexBuilder {
   private readonly termIds = new Map<string, number>();
   private readonly terms: string[] = [];
-  private readonly wordCache = new Map<string, number[]>();
+  private readonly words = new WordTable((term) => this.termId(term));
   private lastChunkOf = new Int32Array(1 << 16).fill(-1);
   private slotOf = new Uint32Array(1 << 16);
 
@@ -53,20 +53,17 @@ export class IndexBuilder {
     this.chunkHashes.push(chunk.hash);
     this.snippets.push(chunk.snippet);
     let tokens = 0;
-    forEachWord(chunk.text, (word) => {
-      const ids = this.termsOfWord(word);
-      for (const termId of ids) {
-        tokens++;
-        if (this.lastChunkOf[termId] === id) {
-          const slot = this.slotOf[termId]!;
-          this.postTf.set(slot, this.postTf.get(slot) + 1);
-        } else {
-          this.lastChunkOf[termId] = id;
-          this.slotOf[termId] = this.postTf.length;
-          this.postTerm.push(termId);
-          this.postChunk.push(id);
-          this.postTf.push(1);
-        }
+    this.words.scan(chunk.text, (termId) => {
+      tokens++;
+      if (this.lastChunkOf[termId] === id) {
+        const slot = this.slotOf[termId]!;
+        this.postTf.set(slot, this.postTf.get(slot) + 1);
+      } else {
+        this.lastChunkOf[termId] = id;
+        this.slotOf[termId] = this.postTf.length;
+        this.postTerm.push(termId);
+        this.postChunk.push(id);
+        this.postTf.push(1);
       }
     });
     this.chunkTokens.push(tokens);
@@ -75,14 +72,6 @@ export class IndexBuilder {
 
   get chunkCount(): number {
     return this.snippets.length;
-  }
-
-  private termsOfWord(word: string): number[] {
-    const cached = this.wordCache.get(word);
-    if (cached) return cached;
-    const ids = wordTerms(word).map((term) => this.termId(term));
-    this.wordCache.set(word, ids);
-    return ids;
   }
 
   private termId(term: string): number {

@@ -11,12 +11,14 @@ export { describeIssues } from '../core/issues.js';
  * seed 000), so the engine only ever sees valid, bounded requests.
  */
 
-const requestId = z.optional(z.union([z.string().check(z.maxLength(256)), z.number()]));
+const requestId = z.optional(
+  z.union([z.string().check(z.maxLength(256, 'at most 256 characters')), z.number()], { error: 'must be a string or a number' }),
+);
 
 /** An integer at least 1, capped (not rejected) at `cap`. */
-const cappedCount = (field: string, cap: number) =>
+const cappedCount = (cap: number) =>
   z.pipe(
-    z.int().check(z.minimum(1, `${field} must be at least 1`)),
+    z.int().check(z.minimum(1, 'must be at least 1')),
     z.transform((n: number) => Math.min(n, cap)),
   );
 
@@ -30,8 +32,8 @@ export const SyncRequest = z.strictObject({ op: z.literal('sync'), id: requestId
 export const SearchRequest = z.strictObject({
   op: z.literal('search'),
   id: requestId,
-  q: z.string().check(z.trim(), z.minLength(1, 'q must not be empty'), z.maxLength(4096, 'q is limited to 4096 characters')),
-  top_k: z.optional(cappedCount('top_k', MAX_TOP_K)),
+  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(4096, 'at most 4096 characters')),
+  top_k: z.optional(cappedCount(MAX_TOP_K)),
   mode: z.optional(z.enum(['bm25', 'idf'])),
   glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
   lang: z.optional(z.enum(LANGUAGES)),
@@ -42,9 +44,9 @@ export const FetchRequest = z.strictObject({
   op: z.literal('fetch'),
   id: requestId,
   ids: z
-    .array(z.int().check(z.minimum(0, 'ids are non-negative integers'), z.maximum(0xffffffff)))
-    .check(z.minLength(1, 'ids must list at least one chunk id'), z.maxLength(1000)),
-  max_lines: z.optional(cappedCount('max_lines', MAX_FETCH_LINES)),
+    .array(z.int().check(z.minimum(0, 'must be a non-negative integer'), z.maximum(0xffffffff, 'must be at most 4294967295')))
+    .check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000)),
+  max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
 
 /** Every request the JSONL protocol accepts, told apart by `op`. */

@@ -57,6 +57,14 @@ function isWordClass(cls: Cls): boolean {
   return cls !== Cls.Other;
 }
 
+const ASCII_WORD = new Uint8Array(128);
+for (let code = 0; code < 128; code++) ASCII_WORD[code] = isWordClass(charClass(code)) ? 1 : 0;
+
+/** True when a UTF-16 code unit belongs to a word (letters, digits, underscore; surrogates count as letters). */
+export function isWordCode(code: number): boolean {
+  return code < 128 ? ASCII_WORD[code] === 1 : isWordClass(nonAsciiClass(code));
+}
+
 /**
  * Call `onWord` with every word of `text`, in order. Hyphens join words only when both sides are
  * word characters, so `max-lines` is one word and `a - b` is two.

@@ -92,7 +92,8 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
     return { ok: false, op: '', error: 'a request must be a JSON object with an "op" field', code: 'BAD_REQUEST' };
   }
   const record = raw as Record<string, unknown>;
-  const id = typeof record.id === 'string' || typeof record.id === 'number' ? { id: record.id } : {};
+  // Echo only ids the schema would accept, so a response never carries an arbitrarily large id back.
+  const id = (typeof record.id === 'string' && record.id.length <= 256) || typeof record.id === 'number' ? { id: record.id } : {};
   const op = record.op;
   if (typeof op !== 'string') return { ok: false, op: '', error: 'missing "op": one of ' + OPS.join(', '), code: 'BAD_REQUEST', ...id };
   if (!(OPS as readonly string[]).includes(op)) {
