@@ -8,6 +8,8 @@ import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../sear
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchReport, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
+import { type FilesReport, listFiles } from './files.js';
+import { type OpenReport, openFile } from './open.js';
 import { type StatusReport, computeStatus } from './status.js';
 import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
 
@@ -195,6 +197,16 @@ export class Engine {
   async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES): Promise<FetchReport> {
     const view = await this.view();
     return fetchChunks(this.context(), view, ids, maxLines);
+  }
+
+  /** A bounded line range of any file under the root (no index needed). */
+  open(path: string, start?: number, end?: number): OpenReport {
+    return openFile(this.context(), path, start, end);
+  }
+
+  /** Catalogued files (indexed and skipped), optionally filtered by a glob. */
+  async files(glob: string | undefined, limit: number): Promise<FilesReport> {
+    return listFiles(await this.view(), glob, limit);
   }
 
   /** Remove index artifacts (keeps config and ignore); waits for no one: refuses while a sync holds the lock. */

@@ -30,6 +30,10 @@ export async function handleRequest(engine: Engine, request: Request, options: H
     }
     case 'fetch':
       return engine.fetch(request.ids, request.max_lines ?? DEFAULTS.max_lines);
+    case 'open':
+      return engine.open(request.path, request.start_line, request.end_line);
+    case 'files':
+      return engine.files(request.glob, request.limit ?? DEFAULTS.files_limit);
   }
 }
 

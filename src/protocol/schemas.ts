@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { LANGUAGES } from '../scan/language.js';
 import { DEFAULT_TOP_K, MAX_TOP_K } from '../search/search.js';
 import { MAX_FETCH_LINES } from '../engine/fetch.js';
+import { DEFAULT_FILES_LIMIT, MAX_FILES_LIMIT } from '../engine/files.js';
 
 export { describeIssues } from '../core/issues.js';
 
@@ -49,15 +50,34 @@ export const FetchRequest = z.strictObject({
   max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
 
+const lineNumber = z.int().check(z.minimum(1, 'must be at least 1'));
+
+/** `open`: a bounded line range of any file under the root (sandboxed, denylisted). */
+export const OpenRequest = z.strictObject({
+  op: z.literal('open'),
+  id: requestId,
+  path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096)),
+  start_line: z.optional(lineNumber),
+  end_line: z.optional(lineNumber),
+});
+
+/** `files`: catalogued files, optionally filtered by glob. */
+export const FilesRequest = z.strictObject({
+  op: z.literal('files'),
+  id: requestId,
+  glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+  limit: z.optional(cappedCount(MAX_FILES_LIMIT)),
+});
+
 /** Every request the JSONL protocol accepts, told apart by `op`. */
-export const Request = z.discriminatedUnion('op', [StatusRequest, SyncRequest, SearchRequest, FetchRequest]);
+export const Request = z.discriminatedUnion('op', [StatusRequest, SyncRequest, SearchRequest, FetchRequest, OpenRequest, FilesRequest]);
 
 /** A parsed request. */
 export type Request = z.infer<typeof Request>;
 /** The names of the operations. */
 export type Op = Request['op'];
 /** The operations, for error messages and help. */
-export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch'];
+export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'files'];
 
 /** Defaults applied by the engine when a request leaves a field out. */
-export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25' } as const;
+export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT } as const;

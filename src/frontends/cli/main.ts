@@ -4,12 +4,14 @@ import { TOOL_VERSION } from '../../core/version.js';
 import { createEngine } from '../../compose.js';
 import type { Engine, InitReport, SearchReport } from '../../engine/engine.js';
 import type { FetchReport } from '../../engine/fetch.js';
+import type { FilesReport } from '../../engine/files.js';
+import type { OpenReport } from '../../engine/open.js';
 import type { StatusReport } from '../../engine/status.js';
 import type { SyncSummary } from '../../engine/sync.js';
 import { handleRequest } from '../../protocol/handlers.js';
 import { type Request as ProtocolRequest, Request, describeIssues } from '../../protocol/schemas.js';
 import { serveJsonl } from '../jsonl/server.js';
-import { printFetch, printInit, printSearch, printStatus, printSyncSummary } from './printers.js';
+import { printFetch, printFiles, printInit, printOpen, printSearch, printStatus, printSyncSummary } from './printers.js';
 import { progressBar } from './progress.js';
 import { styleFor } from './style.js';
 
@@ -65,11 +67,23 @@ const COMMANDS: Record<string, CommandSpec> = {
     details: '  --ids A,B,…       chunk ids from a search (or give them as arguments)\n  --max-lines N     lines per chunk (default 120, at most 120)',
     options: { ids: { type: 'string' }, 'max-lines': { type: 'string' } },
   },
+  open: {
+    summary: 'a bounded, line-numbered range of any file in the repository',
+    usage: 'repodex open PATH [--start N] [--end M]',
+    details: '  --start N   first line (default 1)\n  --end M     last line (at most 120 lines are returned; `next_start` says where to continue)\nSandboxed: no paths outside the root, no secrets.',
+    options: { start: { type: 'string' }, end: { type: 'string' } },
+  },
+  files: {
+    summary: 'the catalogued files, with size, mtime, language and state',
+    usage: 'repodex files [--glob G] [--limit N]',
+    details: '  --glob G    only paths matching G, e.g. "src/**/*.ts"\n  --limit N   at most N files (default 1000, at most 10000)',
+    options: { glob: { type: 'string' }, limit: { type: 'string' } },
+  },
   serve: {
     summary: 'serve the JSONL protocol on stdin/stdout for an agent',
     usage: 'repodex serve --stdio',
     details:
-      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync,\nsearch, fetch. See AGENTS.md for the protocol.',
+      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync,\nsearch, fetch, open, files. See AGENTS.md for the protocol.',
     options: { stdio: { type: 'boolean' } },
   },
   clean: {
@@ -203,6 +217,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const request = parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) });
         const report = (await handleRequest(engine, request)) as FetchReport;
         emit(report, () => printFetch(report, style));
+        return 0;
+      }
+      case 'open': {
+        const [path, ...extra] = positionals;
+        if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'open needs exactly one path: repodex open src/index.ts --start 10 --end 40');
+        const request = parseRequest({ op: 'open', path, start_line: toInt('--start', values.start as string | undefined), end_line: toInt('--end', values.end as string | undefined) });
+        const report = (await handleRequest(engine, request)) as OpenReport;
+        emit(report, () => printOpen(report, style));
+        return 'error' in report ? 1 : 0;
+      }
+      case 'files': {
+        const request = parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined) });
+        const report = (await handleRequest(engine, request)) as FilesReport;
+        emit(report, () => printFiles(report, style));
         return 0;
       }
       case 'serve': {

@@ -1,5 +1,7 @@
 import type { InitReport, SearchReport } from '../../engine/engine.js';
 import type { FetchReport } from '../../engine/fetch.js';
+import type { FilesReport } from '../../engine/files.js';
+import type { OpenReport } from '../../engine/open.js';
 import type { StatusReport } from '../../engine/status.js';
 import type { SyncSummary } from '../../engine/sync.js';
 import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
@@ -108,5 +110,25 @@ export function printFetch(report: FetchReport, style: Style): string {
     lines.push(...chunk.lines);
   }
   if (report.ignored_ids.length > 0) lines.push(style.yellow(`warning: only the first 5 ids are fetched; ignored ${report.ignored_ids.join(', ')}`));
+  return lines.join('\n');
+}
+
+/** Human output of `open`. */
+export function printOpen(report: OpenReport, style: Style): string {
+  if ('error' in report) {
+    return [style.red(`${report.blocked ? 'blocked' : 'error'}: ${report.error}`), style.dim(`hint: ${report.hint}`)].join('\n');
+  }
+  const lines = [style.cyan(`── ${report.path}:${report.start_line}-${report.end_line} of ${report.total_lines}`), ...report.lines];
+  if (report.next_start !== null) lines.push(style.dim(`… more from line ${report.next_start}: repodex open ${report.path} --start ${report.next_start}`));
+  return lines.join('\n');
+}
+
+/** Human output of `files`: one aligned row per file. */
+export function printFiles(report: FilesReport, style: Style): string {
+  const lines = report.files.map((file) => {
+    const state = file.state === 'indexed' ? `${file.chunks} chunks` : style.yellow(`skipped: ${file.state}`);
+    return `${formatBytes(file.size).padStart(9)}  ${file.language.padEnd(10)}  ${file.path}  ${style.dim(state)}`;
+  });
+  lines.push(style.dim(`${report.files.length} of ${formatCount(report.total)} files${report.truncated ? ' (raise --limit for more)' : ''}`));
   return lines.join('\n');
 }

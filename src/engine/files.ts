@@ -1,0 +1,48 @@
+import picomatch from 'picomatch';
+import type { IndexView } from '../store/backend.js';
+
+/** One catalogued file as `files` lists it. */
+export interface FileEntry {
+  readonly path: string;
+  readonly size: number;
+  readonly mtime: string;
+  readonly language: string;
+  /** `indexed`, or why the file was skipped (too-large, binary, unreadable, secret). */
+  readonly state: string;
+  readonly chunks: number;
+}
+
+/** The answer to `files`. */
+export interface FilesReport {
+  readonly files: FileEntry[];
+  /** Files that matched before the limit was applied. */
+  readonly total: number;
+  readonly truncated: boolean;
+}
+
+/** Default and maximum number of files `files` lists. */
+export const DEFAULT_FILES_LIMIT = 1000;
+export const MAX_FILES_LIMIT = 10_000;
+
+/** List catalogued files in path order, optionally filtered by a glob. */
+export function listFiles(view: IndexView, glob: string | undefined, limit: number): FilesReport {
+  const matches = glob === undefined ? undefined : picomatch(glob, { dot: true, basename: !glob.includes('/') });
+  const files: FileEntry[] = [];
+  let total = 0;
+  for (let id = 0; id < view.fileCount; id++) {
+    const path = view.filePath(id);
+    if (matches && !matches(path)) continue;
+    total++;
+    if (files.length >= limit) continue;
+    const record = view.fileRecord(id);
+    files.push({
+      path,
+      size: record.size,
+      mtime: new Date(record.mtimeMs).toISOString(),
+      language: record.language,
+      state: record.state,
+      chunks: record.chunkCount,
+    });
+  }
+  return { files, total, truncated: total > files.length };
+}
