@@ -2,6 +2,8 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
 import { RepodexError } from '../core/errors.js';
+import { readGitHead } from '../core/git.js';
+import { isLockHeld } from '../index/lock.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Language } from '../scan/language.js';
 import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../search/search.js';
@@ -10,7 +12,7 @@ import { type RepoContext, loadContext } from './context.js';
 import { type FetchReport, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FilesReport, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
-import { type StatusReport, computeStatus } from './status.js';
+import { type StatusReport, computeStatus, indexStaleness } from './status.js';
 import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
 
 /** The default `.repodex/ignore`: gitignore syntax, applied on top of `.gitignore`. */
@@ -139,6 +141,21 @@ export class Engine {
     this.loads++;
     this.cached = { view, metaStamp: stamp };
     return view;
+  }
+
+  /**
+   * Why the index is stale ([] when fresh), checked against the loaded view so a one-shot search
+   * reads meta.json and the artifacts once. Meant for callers about to search.
+   */
+  async staleness(): Promise<string[]> {
+    const ctx = this.context();
+    const view = await this.view();
+    return indexStaleness(ctx, view.meta, await view.catalog(), readGitHead(this.root)).reasons;
+  }
+
+  /** True while another process holds the sync lock. */
+  syncRunning(): boolean {
+    return isLockHeld(join(this.root, DATA_DIR_NAME, 'lock'));
   }
 
   /** Whether this engine may build or refresh the index on its own. */

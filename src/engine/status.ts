@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
-import { readGitHead } from '../core/git.js';
+import { join, sep } from 'node:path';
+import { type GitHead, readGitHead } from '../core/git.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
 import { isLockHeld } from '../index/lock.js';
 import type { IndexMeta } from '../index/meta.js';
@@ -85,6 +85,8 @@ export function diffCatalog(walk: readonly Candidate[], catalog: Catalog): TreeC
  * matching. Any difference sends the caller to a full walk, which says exactly what changed.
  */
 export function unchangedSinceSync(root: string, catalog: Catalog): boolean {
+  // Catalog paths are normalized relative paths, so plain concatenation is a correct (and cheaper) join.
+  const prefix = root.endsWith(sep) ? root : root + sep;
   for (const control of catalog.controls) {
     const stat = statSync(join(root, control.path), { throwIfNoEntry: false });
     if (!stat) {
@@ -96,10 +98,29 @@ export function unchangedSinceSync(root: string, catalog: Catalog): boolean {
     if (!stat || stat.mtimeMs !== dir.mtimeMs) return false;
   }
   for (let i = 0; i < catalog.count; i++) {
-    const stat = statSync(join(root, catalog.path(i)), { throwIfNoEntry: false });
+    const stat = statSync(`${prefix}${catalog.path(i)}`, { throwIfNoEntry: false });
     if (!stat || stat.size !== catalog.size(i) || stat.mtimeMs !== catalog.mtimeMs(i)) return false;
   }
   return true;
+}
+
+/**
+ * Why an index no longer matches the working tree (empty when it does): config bytes, files
+ * added/removed/changed (proved from stats when nothing changed, else by a full walk), git HEAD.
+ */
+export function indexStaleness(ctx: RepoContext, meta: IndexMeta, catalog: Catalog, head: GitHead | undefined): { reasons: string[]; changes: TreeChanges } {
+  const root = ctx.paths.root;
+  const reasons: string[] = [];
+  if (meta.config_hash !== ctx.loaded.hash) reasons.push('config.json changed since the last sync');
+  const changes = unchangedSinceSync(root, catalog)
+    ? { added: 0, modified: 0, removed: 0, examples: [] }
+    : diffCatalog(walkRepository(root, ctx.loaded.config, ctx.denylist).files, catalog);
+  const total = changes.added + changes.modified + changes.removed;
+  if (total > 0) reasons.push(`${total} file(s) changed: ${changes.added} added, ${changes.modified} modified, ${changes.removed} removed`);
+  if (head && meta.git && head.commit !== meta.git.commit) {
+    reasons.push(`HEAD moved: indexed ${short(meta.git.commit)}, now ${short(head.commit)}${head.branch ? ` on ${head.branch}` : ''}`);
+  }
+  return { reasons, changes };
 }
 
 /**
@@ -142,23 +163,18 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore): Promis
   }
   const missing = store.missingArtifacts(meta);
   for (const name of missing) reasons.push(`artifact ${name} is missing`);
-  if (meta.config_hash !== ctx.loaded.hash) reasons.push('config.json changed since the last sync');
   let changes: TreeChanges | null = null;
   if (missing.length === 0) {
     try {
-      const catalog = await store.openCatalog(meta);
-      changes = unchangedSinceSync(root, catalog)
-        ? { added: 0, modified: 0, removed: 0, examples: [] }
-        : diffCatalog(walkRepository(root, ctx.loaded.config, ctx.denylist).files, catalog);
-      const total = changes.added + changes.modified + changes.removed;
-      if (total > 0) reasons.push(`${total} file(s) changed: ${changes.added} added, ${changes.modified} modified, ${changes.removed} removed`);
+      const staleness = indexStaleness(ctx, meta, await store.openCatalog(meta), head);
+      changes = staleness.changes;
+      reasons.push(...staleness.reasons);
     } catch (error) {
       if (!(error instanceof RepodexError)) throw error;
       reasons.push(error.message);
     }
-  }
-  if (head && meta.git && head.commit !== meta.git.commit) {
-    reasons.push(`HEAD moved: indexed ${short(meta.git.commit)}, now ${short(head.commit)}${head.branch ? ` on ${head.branch}` : ''}`);
+  } else if (meta.config_hash !== ctx.loaded.hash) {
+    reasons.push('config.json changed since the last sync');
   }
   const dirty = reasons.length > 0;
   return {

@@ -39,8 +39,9 @@ export async function handleRequest(engine: Engine, request: Request, options: H
 
 async function refreshIfDirty(engine: Engine, onEvent?: (event: SyncEvent) => void): Promise<{ synced?: Awaited<ReturnType<Engine['sync']>>; warnings: string[] }> {
   if (!engine.hasIndex()) return { warnings: [] }; // search builds a missing index itself
-  const status = await engine.status();
-  if (!status.dirty || status.sync_running) return { warnings: status.sync_running ? ['a sync is running: results come from the previous index'] : [] };
-  if (!engine.autoIndex) return { warnings: [`index is stale (${status.reasons.join('; ')}): run \`repodex sync\``] };
+  const reasons = await engine.staleness();
+  if (reasons.length === 0) return { warnings: [] };
+  if (!engine.autoIndex) return { warnings: [`index is stale (${reasons.join('; ')}): run \`repodex sync\``] };
+  if (engine.syncRunning()) return { warnings: ['a sync is running: results come from the previous index'] };
   return { synced: await engine.sync({}, onEvent), warnings: [] };
 }

@@ -20,6 +20,8 @@ export interface IndexView {
   filePath(fileId: number): string;
   fileLanguage(fileId: number): Language;
   fileRecord(fileId: number): FileRecord;
+  /** The file catalog of this generation (what freshness checks compare). */
+  catalog(): Promise<Catalog>;
   /** Find a file id by path, or -1. */
   findFile(path: string): number;
   /** Postings for each term, undefined where the term is not in the index. */

@@ -66,8 +66,7 @@ export class FsIndexView implements IndexView {
     return this.files.paths.find(path);
   }
 
-  /** The raw catalog, for dirty checks that compare every file. */
-  get catalog(): FileTable {
+  async catalog(): Promise<FileTable> {
     return this.files;
   }
 
