@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
 import { RepodexError } from '../core/errors.js';
@@ -8,6 +8,7 @@ import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Language } from '../scan/language.js';
 import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../search/search.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
+import { createFileAtomic } from '../core/fs-atomic.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchReport, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FilesReport, listFiles } from './files.js';
@@ -97,12 +98,9 @@ export class Engine {
     for (const [name, text] of files) {
       const path = join(dataDir, name);
       const rel = `${DATA_DIR_NAME}/${name}`;
-      if (existsSync(path)) {
-        existing.push(rel);
-        continue;
-      }
-      writeFileSync(path, text, { flag: 'wx' });
-      created.push(rel);
+      // Never overwrite, and never leave a half-written config behind if killed mid-write.
+      if (createFileAtomic(path, text, dataDir)) created.push(rel);
+      else existing.push(rel);
     }
     return { root: this.root, created, existing };
   }

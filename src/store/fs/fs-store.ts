@@ -9,7 +9,7 @@ import { Artifact } from '../../index/format.js';
 import { acquireLock } from '../../index/lock.js';
 import { ARTIFACTS, type ArtifactName, type IndexMeta, IndexMetaSchema } from '../../index/meta.js';
 import type { GenerationData, IndexStore, MetaDraft } from '../backend.js';
-import { fsyncDir, writeFileAtomic, writeFileDurable } from './atomic.js';
+import { fsyncDir, writeFileAtomic, writeFileDurable } from '../../core/fs-atomic.js';
 import { FsIndexView } from './fs-view.js';
 
 const GENERATION_DIR = /^gen-(\d+)(\.tmp-\d+)?$/;
@@ -129,8 +129,9 @@ export class FsStore implements IndexStore {
   private highestGenerationOnDisk(): number {
     let highest = 0;
     for (const name of this.listDataDir()) {
+      // Only complete generations count: a crashed writer's temp folder must not burn a number.
       const match = GENERATION_DIR.exec(name);
-      if (match) highest = Math.max(highest, Number(match[1]));
+      if (match && match[2] === undefined) highest = Math.max(highest, Number(match[1]));
     }
     return highest;
   }

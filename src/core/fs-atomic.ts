@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { isErrnoException } from './errors.js';
 
 /** Write a file and flush it to disk before returning, so a later rename cannot expose a torn file. */
 export function writeFileDurable(path: string, data: Uint8Array | string): void {
@@ -36,4 +37,24 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, dir: st
   writeFileDurable(temp, data);
   renameSync(temp, path);
   fsyncDir(dir);
+}
+
+/**
+ * Create `path` with `data` only if it does not exist, atomically: the content is complete before
+ * the name appears (a hard link of a flushed temp file), so a crash never leaves a torn file and
+ * an existing file is never overwritten. Returns false when the file already existed.
+ */
+export function createFileAtomic(path: string, data: Uint8Array | string, dir: string): boolean {
+  const temp = `${path}.tmp-${process.pid}`;
+  writeFileDurable(temp, data);
+  try {
+    linkSync(temp, path);
+  } catch (error) {
+    if (isErrnoException(error, 'EEXIST')) return false;
+    throw error;
+  } finally {
+    unlinkSync(temp);
+  }
+  fsyncDir(dir);
+  return true;
 }
