@@ -1,0 +1,367 @@
+#!/usr/bin/env node
+/**
+ * Retrieval-quality evaluation over mined tasks (see README.md).
+ *
+ * For every task the parent tree is extracted once (`git archive <parent> | tar -x`), then each
+ * variant ranks files for the task's query: repodex variants run the built CLI
+ * (`repodex search --json --top-k 20`) under extra environment variables or arguments, and the
+ * `rg` baseline ranks files by how many distinct query keywords ripgrep finds in them. Scores
+ * are file-level Recall@1/5/10 and MRR, per repository and overall.
+ *
+ * Usage: node bench/quality/eval.mjs [options]
+ *   --tasks FILE         tasks file (default bench/quality/tasks.json)
+ *   --clones DIR         clones, one directory per repository name (default $REPODEX_QUALITY_CLONES
+ *                        or /work/scratch/quality)
+ *   --variant NAME=SPEC  add (or replace) a variant; SPEC is whitespace-separated KEY=VALUE
+ *                        environment settings and/or extra search arguments, e.g.
+ *                        --variant noboost=REPODEX_BOOSTS=0  --variant "idf=--mode idf"
+ *                        (defaults: bm25="", noboost="REPODEX_BOOSTS=0", and the rg baseline);
+ *                        `{srcglob}` in an argument becomes the repository's source-extension
+ *                        glob, e.g. --variant "bm25src=--glob {srcglob}" ranks only what rg ranks
+ *   --only A,B           run only these variants
+ *   --repo NAME          only tasks of this repository
+ *   --limit N            only the first N tasks (after --repo)
+ *   --jobs N             parent trees processed at once (default: min(2, CPUs))
+ *   --cache DIR          keep extracted trees in DIR across runs (indexes are still rebuilt
+ *                        unless --reuse-index); default: a temporary directory, removed at the end
+ *   --reuse-index        with --cache: keep existing .repodex indexes (only when the indexer did
+ *                        not change since they were built)
+ *   --cli FILE           repodex entry point (default bin/repodex.js of this checkout)
+ *   --json FILE          also write per-task ranks and the summary as JSON
+ *   --verbose            print each task's first-gold rank per variant
+ */
+import { Buffer } from 'node:buffer';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REPOS } from './mine.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PROJECT = path.resolve(HERE, '..', '..');
+const TOP_K = 20;
+const CUTOFFS = [1, 5, 10];
+const RG_VARIANT = 'rg';
+
+/** English stopwords dropped from rg keywords: the list repodex's tokenizer uses (src/text/tokenizer.ts). */
+const STOPWORDS = new Set([
+  'a', 'about', 'all', 'also', 'an', 'and', 'any', 'are', 'as', 'at', 'be', 'been', 'but', 'by', 'can',
+  'could', 'did', 'do', 'does', 'done', 'each', 'for', 'from', 'had', 'has', 'have', 'he', 'her', 'his',
+  'how', 'i', 'if', 'in', 'into', 'is', 'it', 'its', 'me', 'my', 'of', 'on', 'or', 'our', 'she', 'should',
+  'so', 'some', 'such', 'than', 'that', 'the', 'their', 'them', 'then', 'there', 'these', 'they', 'this',
+  'those', 'to', 'was', 'we', 'were', 'what', 'when', 'where', 'which', 'while', 'who', 'whom', 'why',
+  'will', 'with', 'would', 'you', 'your',
+]);
+
+function parseArgs(argv) {
+  const opts = {
+    tasks: path.join(HERE, 'tasks.json'),
+    clones: process.env.REPODEX_QUALITY_CLONES || '/work/scratch/quality',
+    variants: new Map([
+      ['bm25', ''],
+      ['noboost', 'REPODEX_BOOSTS=0'],
+      [RG_VARIANT, ''],
+    ]),
+    only: null,
+    repo: '',
+    limit: Infinity,
+    jobs: Math.max(1, Math.min(2, os.availableParallelism?.() ?? os.cpus().length)),
+    cache: '',
+    reuseIndex: false,
+    cli: path.join(PROJECT, 'bin', 'repodex.js'),
+    json: '',
+    verbose: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--tasks') opts.tasks = next();
+    else if (a === '--clones') opts.clones = next();
+    else if (a === '--variant') {
+      const spec = next();
+      const eq = spec.indexOf('=');
+      if (eq <= 0) throw new Error(`--variant needs NAME=SPEC, got ${JSON.stringify(spec)}`);
+      opts.variants.set(spec.slice(0, eq), spec.slice(eq + 1));
+    } else if (a === '--only') opts.only = next().split(',').filter(Boolean);
+    else if (a === '--repo') opts.repo = next();
+    else if (a === '--limit') opts.limit = Number(next());
+    else if (a === '--jobs') opts.jobs = Math.max(1, Number(next()));
+    else if (a === '--cache') opts.cache = next();
+    else if (a === '--reuse-index') opts.reuseIndex = true;
+    else if (a === '--cli') opts.cli = next();
+    else if (a === '--json') opts.json = next();
+    else if (a === '--verbose') opts.verbose = true;
+    else throw new Error(`unknown argument ${a} (see the header of bench/quality/eval.mjs)`);
+  }
+  return opts;
+}
+
+/** A variant spec as environment settings plus extra CLI arguments. */
+function parseSpec(spec) {
+  const env = {};
+  const args = [];
+  for (const token of spec.split(/[\s,]+/).filter(Boolean)) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(token);
+    if (m) env[m[1]] = m[2];
+    else args.push(token);
+  }
+  return { env, args };
+}
+
+/** Run a program to completion; resolves with its exit code and output (never rejects on exit code). */
+function run(cmd, args, { cwd, env } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
+  });
+}
+
+/** Extract `parent`'s tree into `dir` with `git archive | tar -x`, once (a sibling marker records completion). */
+async function materialize(clone, parent, dir) {
+  const marker = `${dir}.complete`; // outside the tree, so it is never indexed or ranked
+  if (existsSync(marker)) return;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  await new Promise((resolve, reject) => {
+    const git = spawn('git', ['-C', clone, 'archive', '--format=tar', parent], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn('tar', ['-x', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let gitErr = '';
+    let tarErr = '';
+    git.stderr.on('data', (d) => (gitErr += d));
+    tar.stderr.on('data', (d) => (tarErr += d));
+    git.stdout.pipe(tar.stdin);
+    let pending = 2;
+    let failure = null;
+    const done = (what, errText) => (code) => {
+      if (code !== 0 && !failure) failure = new Error(`${what} failed (${code}): ${errText()}`);
+      if (--pending > 0) return;
+      if (failure) reject(failure);
+      else resolve();
+    };
+    git.on('close', done(`git archive ${parent}`, () => gitErr));
+    tar.on('close', done('tar -x', () => tarErr));
+    git.on('error', reject);
+    tar.on('error', reject);
+  });
+  writeFileSync(marker, `${parent}\n`);
+}
+
+/** Distinct file paths of a repodex search, in rank order, plus index/search facts. */
+async function repodexRank(opts, dir, query, spec, exts) {
+  const { env, args: rawArgs } = parseSpec(spec);
+  // `{srcglob}` lets one variant restrict every repository to its own source extensions.
+  const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
+  const started = process.hrtime.bigint();
+  const res = await run(
+    process.execPath,
+    [opts.cli, 'search', `--q=${query}`, '--json', '--top-k', String(TOP_K), '--root', dir, ...args],
+    { env: { ...process.env, ...env } },
+  );
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (res.code !== 0) throw new Error(`repodex search failed (${res.code}): ${res.stderr.trim() || res.stdout.trim()}`);
+  const out = JSON.parse(res.stdout);
+  const files = [];
+  for (const r of out.results) if (!files.includes(r.path)) files.push(r.path);
+  return { files, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null };
+}
+
+/** The rg baseline's keywords: lower-cased words of at least 3 characters, minus stopwords, deduplicated. */
+export function keywords(query) {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return [...new Set(words.filter((w) => w.length >= 3 && !STOPWORDS.has(w)))];
+}
+
+/**
+ * The rg baseline: for each keyword, `rg -c -i -F` over the repository's source extensions gives
+ * each file's matching-line count; files are ranked by the number of distinct keywords they
+ * contain, then by total matching lines, then by path.
+ */
+async function rgRank(dir, query, exts) {
+  const started = process.hrtime.bigint();
+  const globs = exts.flatMap((e) => ['-g', `*.${e}`]);
+  const stats = new Map(); // path -> { kws, lines }
+  for (const kw of keywords(query)) {
+    const res = await run('rg', ['-c', '-i', '-F', '--null', '--no-messages', ...globs, '-e', kw], { cwd: dir });
+    if (res.code === 2) throw new Error(`rg failed for ${JSON.stringify(kw)}: ${res.stderr.trim()}`);
+    for (const line of res.stdout.split('\n')) {
+      const nul = line.indexOf('\0');
+      if (nul < 0) continue;
+      const file = line.slice(0, nul).replace(/^\.\//, '');
+      const s = stats.get(file) ?? { kws: 0, lines: 0 };
+      s.kws += 1;
+      s.lines += Number(line.slice(nul + 1));
+      stats.set(file, s);
+    }
+  }
+  const files = [...stats]
+    .sort(([pa, a], [pb, b]) => b.kws - a.kws || b.lines - a.lines || (pa < pb ? -1 : pa > pb ? 1 : 0))
+    .slice(0, TOP_K)
+    .map(([p]) => p);
+  return { files, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+}
+
+/** Rank (1-based) of the first gold file in a ranked file list, or 0 when none is listed. */
+function firstGoldRank(files, gold) {
+  const i = files.findIndex((f) => gold.includes(f));
+  return i < 0 ? 0 : i + 1;
+}
+
+/** Recall@k (share of tasks with a gold file in the top k) and MRR over a set of first-gold ranks. */
+function aggregate(ranks) {
+  const n = ranks.length;
+  const row = { n };
+  for (const k of CUTOFFS) row[`R@${k}`] = n ? ranks.filter((r) => r > 0 && r <= k).length / n : 0;
+  row.MRR = n ? ranks.reduce((s, r) => s + (r > 0 ? 1 / r : 0), 0) / n : 0;
+  return row;
+}
+
+/** Run `worker` over `items` with at most `jobs` at once, keeping input order in the results. */
+async function pool(items, jobs, worker) {
+  const results = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(jobs, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await worker(items[i], i);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+function fmt(x) {
+  return x.toFixed(3);
+}
+
+function printTable(summary, variants, repos) {
+  const header = ['variant', 'repo', 'n', ...CUTOFFS.map((k) => `R@${k}`), 'MRR'];
+  const rows = [];
+  for (const v of variants) {
+    for (const repo of [...repos, 'all']) {
+      const s = summary[v][repo];
+      rows.push([v, repo, String(s.n), ...CUTOFFS.map((k) => fmt(s[`R@${k}`])), fmt(s.MRR)]);
+    }
+  }
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (cells) => `| ${cells.map((x, c) => x.padEnd(widths[c])).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(r));
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  let tasks = JSON.parse(readFileSync(opts.tasks, 'utf8'));
+  if (opts.repo) tasks = tasks.filter((t) => t.repo === opts.repo);
+  tasks = tasks.slice(0, opts.limit);
+  if (tasks.length === 0) throw new Error('no tasks selected');
+  if (!existsSync(opts.cli)) throw new Error(`${opts.cli} is missing (run npm run build)`);
+  const variants = [...opts.variants.keys()].filter((v) => !opts.only || opts.only.includes(v));
+  const repoByName = new Map(REPOS.map((r) => [r.name, r]));
+  for (const t of tasks) {
+    const clone = path.join(opts.clones, t.repo);
+    if (!repoByName.has(t.repo)) throw new Error(`task ${t.id}: unknown repository ${t.repo}`);
+    if (!existsSync(clone)) throw new Error(`clone of ${t.repo} missing at ${clone} (see bench/quality/README.md)`);
+  }
+
+  const workRoot = opts.cache ? path.resolve(opts.cache) : mkdtempSync(path.join(os.tmpdir(), 'repodex-quality-'));
+  mkdirSync(workRoot, { recursive: true });
+  const cleanup = () => {
+    if (!opts.cache) rmSync(workRoot, { recursive: true, force: true });
+  };
+  process.on('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+
+  // One group per parent tree: its index is built once and shared by every task and variant on it.
+  const groups = new Map();
+  for (const t of tasks) {
+    const key = `${t.repo}-${t.parent.slice(0, 12)}`;
+    if (!groups.has(key)) groups.set(key, { key, repo: t.repo, parent: t.parent, tasks: [] });
+    groups.get(key).tasks.push(t);
+  }
+
+  const started = Date.now();
+  let doneGroups = 0;
+  const perTask = new Map();
+  try {
+    await pool([...groups.values()], opts.jobs, async (g) => {
+      const dir = path.join(workRoot, g.key);
+      await materialize(path.join(opts.clones, g.repo), g.parent, dir);
+      if (!opts.reuseIndex) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
+      for (const t of g.tasks) {
+        const entry = { id: t.id, repo: t.repo, query: t.query, gold: t.gold, variants: {} };
+        for (const v of variants) {
+          const r =
+            v === RG_VARIANT
+              ? await rgRank(dir, t.query, repoByName.get(t.repo).exts)
+              : await repodexRank(opts, dir, t.query, opts.variants.get(v), repoByName.get(t.repo).exts);
+          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), top: r.files.slice(0, 10), ms: Math.round(r.ms) };
+          if (r.indexMs) entry.index_ms = r.indexMs;
+        }
+        perTask.set(t.id, entry);
+      }
+      doneGroups++;
+      process.stderr.write(`\r${doneGroups}/${groups.size} trees`);
+    });
+  } finally {
+    process.stderr.write('\n');
+    cleanup();
+  }
+
+  const entries = tasks.map((t) => perTask.get(t.id));
+  const repos = [...new Set(tasks.map((t) => t.repo))];
+  const summary = {};
+  for (const v of variants) {
+    summary[v] = {};
+    for (const repo of [...repos, 'all']) {
+      const ranks = entries.filter((e) => repo === 'all' || e.repo === repo).map((e) => e.variants[v].rank);
+      summary[v][repo] = aggregate(ranks);
+    }
+  }
+  if (opts.verbose) {
+    for (const e of entries) {
+      const ranks = variants.map((v) => `${v}=${e.variants[v].rank || '-'}`).join(' ');
+      console.log(`${e.id.padEnd(10)} ${ranks.padEnd(32)} ${e.query.slice(0, 70)}`);
+    }
+    console.log('');
+  }
+  printTable(summary, variants, repos);
+  const seconds = (Date.now() - started) / 1000;
+  console.log(
+    `\n${tasks.length} tasks, ${groups.size} parent trees, ${seconds.toFixed(0)} s. ` +
+      'R@k = share of tasks with at least one gold file among the first k distinct files; ' +
+      `MRR = mean of 1/rank of the first gold file (0 when none is in the top ${TOP_K} results).`,
+  );
+  for (const v of variants) {
+    const spec = v === RG_VARIANT ? 'rg keyword baseline' : opts.variants.get(v) || '(default environment)';
+    console.log(`  ${v}: ${spec}`);
+  }
+  if (opts.json) {
+    const report = {
+      tasks_file: path.relative(PROJECT, path.resolve(opts.tasks)),
+      top_k: TOP_K,
+      variants: Object.fromEntries(variants.map((v) => [v, v === RG_VARIANT ? 'rg' : opts.variants.get(v)])),
+      summary,
+      tasks: entries,
+    };
+    writeFileSync(opts.json, `${JSON.stringify(report, null, 2)}\n`);
+  }
+}
+
+main().catch((err) => {
+  console.error(`eval: ${err.message}`);
+  process.exit(1);
+});

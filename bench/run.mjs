@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+// Benchmark repodex on a real corpus and compare, in the same run, with rg, with Google
+// codesearch (cindex/csearch) and with an earlier build of repodex (a temporary git worktree).
+// Usage: node bench/run.mjs <corpus-dir> [--baseline-ref REF|none] [--queries N] [--runs N]
+//        [--sync-runs N] [--seed N] [--json out.json]
+// Progress goes to stderr; the report (Markdown) goes to stdout. See bench/README.md.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  buildRows,
+  corpusSelection,
+  describeMachine,
+  formatBytes,
+  git,
+  listCorpusFiles,
+  machineInfo,
+  measureCodesearch,
+  measureRepodex,
+  measureRg,
+  renderResults,
+  sampleQueries,
+  tail,
+} from './lib.mjs';
+
+const USAGE =
+  'usage: node bench/run.mjs <corpus-dir> [--baseline-ref REF|none] [--queries N] [--runs N] [--sync-runs N] [--seed N] [--json out.json]';
+const ONE_SHOT_QUERIES = 5;
+
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+
+function positiveInt(name, text) {
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    process.stderr.write(`--${name} must be a positive whole number, got ${JSON.stringify(text)}\n${USAGE}\n`);
+    process.exit(1);
+  }
+  return Number(text);
+}
+
+/** Newest mtime under a folder, to warn when dist/ is older than the sources it was built from. */
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** The lines of a failed build that say what went wrong (esbuild's `[ERROR]` lines), else its tail. */
+function buildError(output) {
+  const errors = output.split('\n').filter((line) => /\[ERROR\]|^error:/i.test(line.trim()));
+  return errors.length > 0 ? errors[0].trim() : tail(output, 3).replace(/\n/g, ' / ');
+}
+
+function unlinkIfPresent(path) {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if (error.code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * Check out `ref` of the repodex repo into a temporary worktree (outside the repo), reuse the
+ * current node_modules and build it. Returns the CLI path and a cleanup, or the reason it failed.
+ */
+function prepareBaseline(repo, ref, holder) {
+  const sha = git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  if (!sha) return { problem: `${JSON.stringify(ref)} is not a commit in ${repo}` };
+  const dir = mkdtempSync(join(os.tmpdir(), 'repodex-bench-baseline-'));
+  const worktree = join(dir, 'repodex');
+  const modules = join(worktree, 'node_modules');
+  let added = false;
+  const cleanup = () => {
+    if (added) {
+      unlinkIfPresent(modules); // the link only, never the shared node_modules
+      const removed = spawnSync('git', ['worktree', 'remove', '--force', worktree], { cwd: repo, encoding: 'utf8' });
+      if (removed.status !== 0) log(`could not remove the baseline worktree ${worktree}: ${tail(removed.stderr ?? '')}`);
+      added = false;
+    }
+    rmSync(dir, { recursive: true, force: true });
+    spawnSync('git', ['worktree', 'prune'], { cwd: repo });
+  };
+  holder.cleanup = cleanup; // from here on a signal must remove the worktree too
+  const add = spawnSync('git', ['worktree', 'add', '--detach', worktree, sha], { cwd: repo, encoding: 'utf8' });
+  if (add.status !== 0) {
+    cleanup();
+    return { sha, problem: `git worktree add failed: ${tail(add.stderr ?? '')}` };
+  }
+  added = true;
+  symlinkSync(join(repo, 'node_modules'), modules, 'dir');
+  log(`building ${ref} (${sha.slice(0, 10)}) in ${worktree}`);
+  const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: worktree, encoding: 'utf8' });
+  const bin = join(worktree, 'bin', 'repodex.js');
+  if (build.error || build.status !== 0) return { sha, cleanup, problem: `build failed (exit ${build.status}): ${buildError(`${build.stdout ?? ''}\n${build.stderr ?? ''}`)}` };
+  if (!existsSync(bin)) return { sha, cleanup, problem: 'the build has no bin/repodex.js' };
+  return { sha, bin, cleanup };
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    options: {
+      'baseline-ref': { type: 'string', default: 'HEAD~1' },
+      queries: { type: 'string', default: '1000' },
+      runs: { type: 'string', default: '15' },
+      'sync-runs': { type: 'string', default: '3' },
+      seed: { type: 'string', default: '42' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: true,
+  });
+  if (values.help || positionals.length !== 1) {
+    process.stderr.write(`${USAGE}\n`);
+    return values.help ? 0 : 1;
+  }
+  const corpus = resolve(positionals[0]);
+  if (!existsSync(corpus) || !statSync(corpus).isDirectory()) {
+    process.stderr.write(`corpus folder not found: ${corpus}\n`);
+    return 1;
+  }
+  const queryCount = positiveInt('queries', values.queries);
+  const runs = { sync: positiveInt('sync-runs', values['sync-runs']), status: positiveInt('runs', values.runs), oneshot: positiveInt('runs', values.runs) };
+  const seed = positiveInt('seed', values.seed);
+
+  const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  const bin = join(repo, 'bin', 'repodex.js');
+  const dist = join(repo, 'dist', 'cli.js');
+  if (!existsSync(dist)) {
+    process.stderr.write(`${dist} is missing: run \`npm run build\` first\n`);
+    return 1;
+  }
+  const notes = [];
+  if (newestMtime(join(repo, 'src')) > statSync(dist).mtimeMs) notes.push('dist/cli.js is older than src/: the numbers below may be for a stale build (run `npm run build`)');
+
+  const machine = machineInfo();
+  const selection = corpusSelection(corpus);
+  const files = listCorpusFiles(corpus, selection);
+  const sourceBytes = files.reduce((sum, file) => sum + file.size, 0);
+  const corpusHead = git(corpus, ['rev-parse', 'HEAD']);
+  const buildHead = git(repo, ['rev-parse', '--short=10', 'HEAD']);
+  // Only what goes into dist/ counts: an uncommitted bench/ or test/ file does not change the build.
+  const buildDirty = (git(repo, ['status', '--porcelain', '--', 'src', 'scripts', 'bin', 'package.json', 'package-lock.json']) ?? '') !== '';
+  log(`sampling ${queryCount} queries (seed ${seed}) from ${files.length} files`);
+  const sample = sampleQueries(corpus, files, queryCount, seed);
+  const oneShot = sample.identifiers.slice(0, ONE_SHOT_QUERIES);
+  const identifierQueries = sample.queries.filter((query) => query.kind === 'identifier').length;
+
+  const rg = await measureRg({ corpus, selection, queries: oneShot, runs: runs.oneshot, log });
+  const codesearch = await measureCodesearch({ corpus, files, queries: oneShot, runs: runs.oneshot, indexRuns: runs.sync, log });
+
+  // The baseline build goes first so the corpus is left indexed by the current build.
+  const ref = values['baseline-ref'];
+  let baseline = null;
+  let baselineInfo = null;
+  if (ref !== 'none') {
+    // Handlers go in before the worktree exists: a Ctrl-C during the build must not leave it behind.
+    const holder = { cleanup: null };
+    const cleanupOnSignal = () => {
+      holder.cleanup?.();
+      process.exit(130);
+    };
+    process.once('SIGINT', cleanupOnSignal);
+    process.once('SIGTERM', cleanupOnSignal);
+    try {
+      const prepared = prepareBaseline(repo, ref, holder);
+      baselineInfo = { ref, sha: prepared.sha ?? null, problem: prepared.problem ?? null };
+      if (!prepared.problem) {
+        log(`measuring the baseline build ${ref}`);
+        baseline = await measureRepodex({ bin: prepared.bin, corpus, queries: sample.queries, oneShotQueries: oneShot, runs, log: (m) => log(`[${ref}] ${m}`) });
+        if (baseline.errors.length > 0) {
+          baselineInfo.problem = `the baseline build failed: ${baseline.errors[0]}`;
+          if (!baseline.sync) baseline = null;
+        }
+      }
+    } finally {
+      holder.cleanup?.();
+      process.off('SIGINT', cleanupOnSignal);
+      process.off('SIGTERM', cleanupOnSignal);
+    }
+    if (baselineInfo.problem) log(`baseline ${ref}: ${baselineInfo.problem}; continuing without it`);
+  }
+
+  log('measuring the current build');
+  const current = await measureRepodex({ bin, corpus, queries: sample.queries, oneShotQueries: oneShot, runs, log: (m) => log(`[current] ${m}`) });
+
+  const baselineLabel = baselineInfo && baseline ? `${ref} (${baselineInfo.sha.slice(0, 7)})` : null;
+  const rows = buildRows({ current, baseline, rg, codesearch });
+  const lines = [
+    '# repodex benchmark',
+    '',
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${describeMachine(machine)}`,
+    `- corpus: ${corpus}${corpusHead ? ` @ ${corpusHead}` : ''}, ${files.length} files with indexed extensions, ${formatBytes(sourceBytes)}`,
+    `- build: ${repo} @ ${buildHead ?? 'unknown'}${buildDirty ? ' + uncommitted changes' : ''}`,
+    `- baseline: ${ref === 'none' ? 'none' : baselineInfo?.problem ? `${ref}: ${baselineInfo.problem}` : `${ref} = ${baselineInfo?.sha}`}`,
+    `- serve queries: ${sample.queries.length} (${identifierQueries} identifiers, ${sample.queries.length - identifierQueries} phrases; seed ${seed}), one at a time; one-shot: ${runs.oneshot} runs over ${oneShot.map((q) => `\`${q}\``).join(', ')}`,
+    `- rg: ${rg.skipped ?? `${rg.version}, -i --fixed-strings, ${rg.files} files selected by globs`}`,
+    `- codesearch: ${codesearch.skipped ?? `cindex over ${codesearch.input}; csearch -i`}`,
+    '',
+    renderResults(rows, baselineLabel),
+    '',
+    'Ratios are repodex ÷ the other column: below 1× repodex is faster (or smaller).',
+  ];
+  if (current.serve) lines.push(`Serve: ${current.serve.failed} failed searches, ${current.serve.empty_results} of ${current.serve.queries + 1} with no results.`);
+  for (const note of notes) lines.push(`Note: ${note}`);
+  for (const warning of current.warnings) lines.push(`Warning: ${warning}`);
+  for (const error of current.errors) lines.push(`ERROR: ${error}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  if (values.json) {
+    const out = resolve(values.json);
+    mkdirSync(dirname(out), { recursive: true });
+    const report = {
+      date: new Date().toISOString(),
+      machine,
+      corpus: { path: corpus, git_head: corpusHead, files: files.length, source_bytes: sourceBytes },
+      build: { repo, head: buildHead, dirty: buildDirty },
+      baseline: baselineInfo,
+      queries: { serve: sample.queries.length, identifiers: identifierQueries, seed, pools: sample.pools, oneshot: oneShot },
+      runs,
+      rg,
+      codesearch,
+      current,
+      baseline_results: baseline,
+      rows: rows.map(({ metric, unit, value, target, rg: rgValue, cs, base }) => ({ metric, unit, value, target: target?.max ?? null, rg: rgValue ?? null, cs: cs ?? null, baseline: base ?? null })),
+      notes,
+    };
+    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+    log(`wrote ${out}`);
+  }
+  return current.errors.length > 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
