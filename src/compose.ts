@@ -1,5 +1,6 @@
 import { discoverRoot, repoPaths } from './core/paths.js';
 import { Engine } from './engine/engine.js';
+import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
 import { FsStore } from './store/fs/fs-store.js';
 
 /** Options every front end accepts for choosing a repository. */
@@ -8,6 +9,8 @@ export interface ComposeOptions {
   readonly cwd?: string;
   /** An explicit root (`--root`). */
   readonly root?: string;
+  /** bm25 structure signals; default from the environment (`REPODEX_BOOSTS`, `REPODEX_RANKING`). */
+  readonly ranking?: RankingProfile;
 }
 
 /** Whether automatic indexing is allowed in this environment (`REPODEX_INDEXING=0` turns it off). */
@@ -18,5 +21,5 @@ export function autoIndexEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
 /** The only place that picks concrete backends: today the embedded file store. */
 export function createEngine(options: ComposeOptions = {}): Engine {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root);
-  return new Engine(root, new FsStore(repoPaths(root)), { autoIndex: autoIndexEnabled() });
+  return new Engine(root, new FsStore(repoPaths(root)), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv() });
 }

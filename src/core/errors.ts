@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   BAD_REQUEST: 'bad request',
   BAD_PATH: 'path rejected',
   ROOT_NOT_FOUND: 'root directory not found: pass an existing directory with --root',
+  ENV_INVALID: 'an environment variable is invalid: fix or unset it',
   // internal errors (exit 2)
   INTERNAL: 'internal error',
 } as const;
@@ -29,6 +30,7 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'BAD_REQUEST',
   'BAD_PATH',
   'ROOT_NOT_FOUND',
+  'ENV_INVALID',
 ]);
 
 /** The one error type repodex throws on purpose: a code, a message that says what to do next, optional detail. */

@@ -6,7 +6,8 @@ import { readGitHead } from '../core/git.js';
 import { isLockHeld } from '../index/lock.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Language } from '../scan/language.js';
-import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../search/search.js';
+import type { RankingProfile } from '../search/ranking.js';
+import { DEFAULT_TOP_K, type LexicalMode, MAX_TOP_K, type SearchHit, search } from '../search/search.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { createFileAtomic } from '../core/fs-atomic.js';
 import { type RepoContext, loadContext } from './context.js';
@@ -59,6 +60,8 @@ export interface SearchOptions {
 export interface EngineOptions {
   /** Build the index automatically when a search finds none (SPEC: `REPODEX_INDEXING=0` turns it off). */
   readonly autoIndex: boolean;
+  /** bm25 structure signals (default: the measured profile). */
+  readonly ranking?: RankingProfile;
 }
 
 interface CachedView {
@@ -173,9 +176,10 @@ export class Engine {
       synced = await this.sync({}, onEvent);
     }
     const view = await this.view();
-    const topK = options.top_k ?? DEFAULT_TOP_K;
+    // The caps hold for every caller, not only those that came through the protocol schemas.
+    const topK = Math.min(options.top_k ?? DEFAULT_TOP_K, MAX_TOP_K);
     const mode = options.mode ?? 'bm25';
-    const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang });
+    const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
     const warnings = [...(refresh?.warnings ?? [])];
     if (outcome.terms.length === 0) warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
     const results = this.markStale(view, outcome.hits);
@@ -211,7 +215,7 @@ export class Engine {
 
   async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES): Promise<FetchReport> {
     const view = await this.view();
-    return fetchChunks(this.context(), view, ids, maxLines);
+    return fetchChunks(this.context(), view, ids, Math.max(1, Math.min(maxLines, MAX_FETCH_LINES)));
   }
 
   /** A bounded line range of any file under the root (no index needed). */

@@ -17,6 +17,7 @@ import { languageOf } from '../scan/language.js';
 import { type SoftError, walkRepository } from '../scan/walker.js';
 import type { IndexStore } from '../store/backend.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { queryTerms } from '../text/tokenizer.js';
 import type { RepoContext } from './context.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
@@ -114,6 +115,7 @@ export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenera
       continue;
     }
     const lines = splitLines(text);
+    const pathTerms = queryTerms(candidate.path);
     const spans = strategy.chunk(lines, language, params);
     spans.forEach((span, chunkIndex) => {
       const content = lines.slice(span.startLine - 1, span.endLine).join('\n');
@@ -127,6 +129,7 @@ export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenera
         hash,
         snippet: makeSnippet(lines, span.startLine, span.endLine),
         text: content,
+        fields: { path: pathTerms, names: [] },
       });
     });
     sourceBytes += bytes.length;

@@ -10,7 +10,16 @@ export interface BuilderChunk {
   readonly hash: Uint8Array;
   readonly snippet: string;
   readonly text: string;
+  /** Field terms (already tokenized): the chunk's path and the names it declares. Not counted in its length. */
+  readonly fields?: { readonly path: readonly string[]; readonly names: readonly string[] };
 }
+
+/**
+ * Field terms live in the same dictionary as content terms, behind a prefix no content term can
+ * start with (the tokenizer never emits control characters): one index, one lookup path.
+ */
+export const PATH_FIELD = '\u0001';
+export const NAME_FIELD = '\u0002';
 
 /** The encoded sections of chunks.bin, terms.bin and postings.bin. */
 export interface BuiltIndex {
@@ -67,7 +76,21 @@ export class IndexBuilder {
       }
     });
     this.chunkTokens.push(tokens);
+    if (chunk.fields) {
+      for (const term of chunk.fields.path) this.addFieldPosting(PATH_FIELD + term, id);
+      for (const term of chunk.fields.names) this.addFieldPosting(NAME_FIELD + term, id);
+    }
     return id;
+  }
+
+  private addFieldPosting(term: string, chunkId: number): void {
+    const termId = this.termId(term);
+    if (this.lastChunkOf[termId] === chunkId) return; // field postings are presence only (tf 1)
+    this.lastChunkOf[termId] = chunkId;
+    this.slotOf[termId] = this.postTf.length;
+    this.postTerm.push(termId);
+    this.postChunk.push(chunkId);
+    this.postTf.push(1);
   }
 
   get chunkCount(): number {

@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_PART, MAX_WHOLE_WORD, STOPWORDS, forEachWord, queryTerms, tokenize, wordTerms } from './tokenizer.js';
 
+// Property runs are seeded so every run is the same; FC_SEED=<n> explores (or replays) another seed.
+fc.configureGlobal({ seed: Number(process.env.FC_SEED ?? 20240602) });
+
 /**
  * A deliberately naive reference of SPEC §2 built from regular expressions: words are runs of
  * letters, digits and underscores joined by single hyphens; parts are the classic

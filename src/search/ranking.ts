@@ -1,0 +1,51 @@
+import { RepodexError } from '../core/errors.js';
+
+/**
+ * The bm25 ranking profile: plain BM25 over chunk text plus structure signals, each measured on
+ * the retrieval dev set (bench/quality, docs/benchmarks.md) before it became a default.
+ */
+export interface RankingProfile {
+  /** Weight × idf added when a query term is in the file's path (directory or file name). */
+  readonly path: number;
+  /** Weight × idf added when a query term is in a name the chunk declares. */
+  readonly name: number;
+  /** Weight × idf added for each query term the chunk lacks but its file matches elsewhere. */
+  readonly file: number;
+  /** Exponent of the share of query terms the chunk's file matches (coordination); 0 = off. */
+  readonly coord: number;
+  /** Multiplier for prose and data files (Markdown, JSON, YAML, TOML, text): code answers "where". */
+  readonly prose: number;
+}
+
+/** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
+export const DEFAULT_RANKING: RankingProfile = { path: 1, name: 0, file: 1, coord: 1, prose: 0.7 };
+
+/** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
+export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1 };
+
+const KEYS = Object.keys(DEFAULT_RANKING) as (keyof RankingProfile)[];
+
+/**
+ * The profile for this process: `REPODEX_BOOSTS=0` gives plain BM25 (for comparisons);
+ * `REPODEX_RANKING='{"path":2}'` overrides single weights (for ranking experiments).
+ */
+export function rankingFromEnv(env: NodeJS.ProcessEnv = process.env): RankingProfile {
+  const base = env.REPODEX_BOOSTS === '0' ? PLAIN_BM25 : DEFAULT_RANKING;
+  const raw = env.REPODEX_RANKING;
+  if (raw === undefined || raw.trim() === '') return base;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new RepodexError('ENV_INVALID', `REPODEX_RANKING is not JSON: ${raw}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw new RepodexError('ENV_INVALID', 'REPODEX_RANKING must be a JSON object');
+  const profile: Record<string, number> = { ...base };
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!KEYS.includes(key as keyof RankingProfile) || typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new RepodexError('ENV_INVALID', `REPODEX_RANKING: ${key} must be one of ${KEYS.join(', ')} with a non-negative number`);
+    }
+    profile[key] = value;
+  }
+  return profile as unknown as RankingProfile;
+}
