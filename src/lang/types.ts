@@ -1,3 +1,4 @@
+import type { Node } from 'web-tree-sitter';
 import type { Language } from '../scan/language.js';
 
 /** Where a declaration lives (seed 002 §10.3). */
@@ -28,13 +29,63 @@ export interface OutlineSymbol {
   readonly decl_context: string | null;
 }
 
+/** What an adapter recognised in one syntax node: a declaration and where its members live. */
+export interface Declaration {
+  /** Symbol kind; `function` becomes `method` when declared directly in a class scope. */
+  readonly kind: string;
+  readonly name: string;
+  /** The node whose lines the symbol spans; defaults to the node the adapter was shown. */
+  readonly node?: Node;
+  /** Container of nested declarations, walked with `scope`; null when there is nothing to walk. */
+  readonly body: Node | null;
+  /** Kind of scope `body` opens (default `function`). */
+  readonly scope?: ScopeKind;
+  /** Where the signature stops (a UTF-16 offset); defaults to the start of `body`, else the node's end. */
+  readonly headEnd?: number;
+  /**
+   * Owner named by the declaration itself rather than by nesting (a Go receiver, C++ `Router::add`):
+   * it becomes the parent symbol and the scope is `class`.
+   */
+  readonly owner?: string;
+  /** First line of documentation found inside the declaration (a Python docstring), overriding comments. */
+  readonly doc?: string | null;
+  /** The signature, when the source text from the head to `headEnd` would not read right (one of several declarators). */
+  readonly signature?: string;
+}
+
 /**
  * A tree-sitter language adapter (seed 002 §10.1): one per language, registered in a table, so
- * adding a language never changes the core. It owns the grammar file and the node kinds.
+ * adding a language never changes the core. It owns the grammar file and the node kinds; the
+ * shared walker (lang/extract.ts) turns its answers into outline symbols and chunk boundaries.
  */
 export interface LanguageAdapter {
   /** The repodex language id it serves (see scan/language.ts). */
   readonly language: Language;
   /** The grammar's .wasm file name inside the grammar package. */
   readonly grammar: string;
+  /** Node types of comments (never declarations; doc candidates; they stay with the next declaration). */
+  readonly comments: ReadonlySet<string>;
+  /** Sibling node types that belong to the next declaration: decorators, attributes. */
+  readonly leading: ReadonlySet<string>;
+  /** Node types wrapping one declaration, whose start they move up (Python `decorated_definition`, TS `export_statement`). */
+  readonly wrappers: ReadonlySet<string>;
+  /** Node types whose named children are walked in the same scope (blocks, `extern "C"`, …). */
+  readonly transparent: ReadonlySet<string>;
+  /** Control-flow node types (statements and their clauses) → decl_context label. */
+  readonly conditionals: Readonly<Record<string, string>>;
+  /** Control-flow node types whose else branch is only a field (Go/Java/C `if`): type → field name; labelled `else`. */
+  readonly elseFields?: Readonly<Record<string, string>>;
+  /** Which comments are documentation (tested on the comment text), or null when docs come from `Declaration.doc`. */
+  readonly docComment: RegExp | null;
+  /** An adapter to try when this one cannot parse a file (`.h` files are often C++, not C). */
+  readonly retry?: LanguageAdapter;
+  /** Classifies a node as zero or more declarations; `scope` is the kind of scope the node sits in. */
+  declare(node: Node, scope: ScopeKind, source: string): Declaration | readonly Declaration[] | null;
+  /** A decl_context label that a leading sibling adds (Rust `#[cfg(…)]` → `cfg`), or null. */
+  leadingContext?(node: Node, source: string): string | null;
+  /**
+   * The label of a control-flow node when the type alone does not decide it (`#ifdef` vs `#ifndef`):
+   * a string, null to walk the node as transparent (a C include guard), or undefined for the table's label.
+   */
+  conditionalLabel?(node: Node, source: string): string | null | undefined;
 }
