@@ -3,7 +3,8 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: { cli: 'src/frontends/cli/main.ts' },
+  // The sync worker is its own entry: worker threads load a file, not a function.
+  entryPoints: { cli: 'src/frontends/cli/main.ts', 'sync-worker': 'src/engine/sync-worker.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',

@@ -104,7 +104,7 @@ function parseArgs(argv) {
 function parseSpec(spec) {
   const env = {};
   const args = [];
-  for (const token of spec.split(/[\s,]+/).filter(Boolean)) {
+  for (const token of spec.split(/\s+/).filter(Boolean)) {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(token);
     if (m) env[m[1]] = m[2];
     else args.push(token);

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
-import { RepodexError } from '../core/errors.js';
+import { RepodexError, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { isLockHeld } from '../index/lock.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
@@ -14,6 +14,7 @@ import { type RepoContext, loadContext } from './context.js';
 import { type FetchReport, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FilesReport, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
+import { type OutlineReport, outlineFile } from './outline.js';
 import { type StatusReport, computeStatus, indexStaleness } from './status.js';
 import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
 
@@ -114,14 +115,12 @@ export class Engine {
 
   /** Run a sync, reporting progress to `onEvent`; returns its summary. */
   async sync(options: { force?: boolean | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
-    // Every sync rebuilds the generation from the tree, so `force` and incremental give the same index.
-    void options.force;
     const ctx = this.context();
     if (!existsSync(ctx.paths.config)) this.init();
     const lock = this.store.lock();
     try {
       let summary: SyncSummary | undefined;
-      for await (const event of runSync(this.context(), this.store)) {
+      for await (const event of runSync(this.context(), this.store, { force: options.force })) {
         onEvent?.(event);
         if (event.type === 'done') summary = event.summary;
       }
@@ -150,7 +149,8 @@ export class Engine {
    */
   async staleness(): Promise<string[]> {
     const ctx = this.context();
-    const view = await this.view();
+    const view = await this.usableView();
+    if (!view) return ['no readable index'];
     return indexStaleness(ctx, view.meta, await view.catalog(), readGitHead(this.root)).reasons;
   }
 
@@ -164,6 +164,16 @@ export class Engine {
     return this.options.autoIndex;
   }
 
+  /** The loaded index, or undefined when there is none this version can read (missing, older format, damaged). */
+  async usableView(): Promise<IndexView | undefined> {
+    try {
+      return await this.view();
+    } catch (error) {
+      if (isRepodexError(error) && (error.code === 'INDEX_MISSING' || error.code === 'INDEX_INCOMPATIBLE' || error.code === 'INDEX_CORRUPT')) return undefined;
+      throw error;
+    }
+  }
+
   /** True when an index has been committed. */
   hasIndex(): boolean {
     return metaStamp(join(this.root, DATA_DIR_NAME, 'meta.json')) !== '';
@@ -171,9 +181,10 @@ export class Engine {
 
   async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void, refresh?: { synced?: SyncSummary; warnings?: string[] }): Promise<SearchReport> {
     let synced = refresh?.synced;
-    if (!this.hasIndex()) {
-      if (!this.options.autoIndex) throw new RepodexError('INDEX_MISSING', 'automatic indexing is off (REPODEX_INDEXING=0)');
-      synced = await this.sync({}, onEvent);
+    if (!(await this.usableView())) {
+      // No index, or one this version cannot read: build it, unless automatic indexing is off.
+      if (!this.options.autoIndex) await this.view(); // throws the reason (missing, incompatible, damaged)
+      synced = await this.sync({ force: true }, onEvent);
     }
     const view = await this.view();
     // The caps hold for every caller, not only those that came through the protocol schemas.
@@ -221,6 +232,11 @@ export class Engine {
   /** A bounded line range of any file under the root (no index needed). */
   open(path: string, start?: number, end?: number): OpenReport {
     return openFile(this.context(), path, start, end);
+  }
+
+  /** Declarations of one file: from the index when unchanged, else parsed now (no index needed). */
+  async outline(path: string): Promise<OutlineReport> {
+    return outlineFile(this.context(), await this.usableView(), path);
   }
 
   /** Catalogued files (indexed and skipped), optionally filtered by a glob. */

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ChunkParams, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
-import { textChunker } from '../chunk/text-chunker.js';
+import { type ChunkParams, type ChunkSpan, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
+import { type ChunkFallback, treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
 import { errorMessage, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { FORMAT_VERSION, TOKENIZER_VERSION, TOOL_VERSION } from '../core/version.js';
@@ -11,14 +10,17 @@ import { encodeFiles } from '../index/files-codec.js';
 import { encodeArtifact } from '../index/format.js';
 import type { IndexMeta } from '../index/meta.js';
 import type { FileRecord, FileState } from '../index/model.js';
-import { containsPrivateKey } from '../safety/denylist.js';
-import { sniffBinary } from '../scan/binary.js';
+import { FALLBACK_CODES, chunkDeclaredNames, chunkSymbolPath, encodeSymbols } from '../index/symbols-codec.js';
+import { hasAdapter } from '../lang/index.js';
+import type { OutlineSymbol } from '../lang/types.js';
 import { languageOf } from '../scan/language.js';
-import { type SoftError, walkRepository } from '../scan/walker.js';
-import type { IndexStore } from '../store/backend.js';
-import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { type Candidate, type SoftError, walkRepository } from '../scan/walker.js';
+import type { IndexStore, IndexView } from '../store/backend.js';
+import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
 import type { RepoContext } from './context.js';
+import { createPreparer } from './prepare-pool.js';
+import { type PrepareTask, type PreparedFile, contentHashOf, decodeText } from './prepare-file.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
 export type SyncEvent =
@@ -27,12 +29,16 @@ export type SyncEvent =
   | { readonly type: 'write' }
   | { readonly type: 'done'; readonly summary: SyncSummary };
 
-/** What a sync did (seed 001 §2.5 fields, plus what was skipped and why). */
+/** What a sync did (seed 001 §2.5 fields, plus what was skipped, reused and chunked as text). */
 export interface SyncSummary {
   readonly files_scanned: number;
   readonly files_indexed: number;
   readonly files_skipped: number;
   readonly skipped_by_reason: Record<string, number>;
+  /** Unchanged files whose chunks and outline were taken from the previous index without parsing. */
+  readonly files_reused: number;
+  /** Files with a language adapter that were chunked as text instead: parse errors and files too large to parse. */
+  readonly text_fallbacks: Record<string, number>;
   readonly chunks_created: number;
   readonly chunks_unchanged: number;
   readonly chunks_deleted: number;
@@ -40,100 +46,109 @@ export interface SyncSummary {
   readonly terms: number;
   readonly generation: number;
   readonly duration_ms: number;
-  /** Per-file problems that did not stop the sync (first 50). */
+  /** Per-file problems that did not stop the sync, including text fallbacks (first 50). */
   readonly errors: SoftError[];
 }
 
 const EMPTY_HASH = new Uint8Array(32);
 const PROGRESS_EVERY = 64;
 const MAX_REPORTED_ERRORS = 50;
-const utf8 = new TextDecoder('utf-8');
 
-/** The chunking strategy in use; tree-sitter strategies slot in here. */
+/** The chunking strategy recorded in meta.json and mixed into chunk hashes. */
 export function chunkStrategy(): ChunkStrategy {
-  return textChunker;
+  return treeSitterChunker;
+}
+
+
+interface Reusable {
+  readonly contentHash: string;
+  readonly spans: ChunkSpan[];
+  readonly symbols: OutlineSymbol[];
+  readonly fallback: ChunkFallback;
 }
 
 /**
- * Rebuild the index from the working tree and commit it as a new generation. Reads each
- * candidate once, skips (and records) oversized, binary, unreadable and secret-bearing files,
- * chunks, tokenizes and writes; the store makes the switch atomic.
+ * Build the index from the working tree and commit it as a new generation. Every file is read;
+ * files unchanged since the previous generation (same stat and content hash) reuse its chunk
+ * boundaries and outline instead of being parsed again, unless `force`. Parsing runs in worker
+ * threads when there is enough of it. The store makes the switch atomic.
  */
-export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenerator<SyncEvent, void, undefined> {
+export async function* runSync(ctx: RepoContext, store: IndexStore, options: { force?: boolean | undefined } = {}): AsyncGenerator<SyncEvent, void, undefined> {
   const started = performance.now();
   const { config } = ctx.loaded;
   const strategy = chunkStrategy();
   const params: ChunkParams = config.chunk;
   const paramsKey = chunkParamsKey(strategy, params);
-  const previous = await previousIdentities(store);
+  const previous = await openPrevious(store);
+  const previousIdentities = await identitiesOf(previous);
 
   const walk = walkRepository(ctx.paths.root, config, ctx.denylist);
   const errors: SoftError[] = [...walk.errors];
   yield { type: 'scan', files: walk.files.length };
 
+  const reuseFrom = !options.force && previous && previous.meta.chunker.params_key === paramsKey ? previous : undefined;
+  const reusable = await Promise.all(walk.files.map((file) => reusableFor(reuseFrom, ctx.paths.root, file)));
+  const tasks = walk.files.map((file, i): PrepareTask | undefined => (reusable[i] ? undefined : { path: file.path, size: file.size, language: languageOf(file.path) }));
+  const parseCount = tasks.filter((task) => task && hasAdapter(task.language)).length;
+  const preparer = createPreparer(tasks, { root: ctx.paths.root, maxFileBytes: config.max_file_bytes, chunk: params }, parseCount);
+
   const builder = new IndexBuilder();
   const records: FileRecord[] = [];
+  const outlines: OutlineSymbol[][] = [];
+  const fallbacks: number[] = [];
   const skipped: Record<string, number> = {};
+  const textFallbacks: Record<string, number> = {};
   let created = 0;
   let unchanged = 0;
+  let reused = 0;
   let sourceBytes = 0;
 
-  for (let fileId = 0; fileId < walk.files.length; fileId++) {
-    const candidate = walk.files[fileId]!;
-    if (fileId % PROGRESS_EVERY === 0) yield { type: 'index', done: fileId, total: walk.files.length, path: candidate.path };
-    const language = languageOf(candidate.path);
-    const firstChunk = builder.chunkCount;
-    const record = (state: FileState, contentHash: Uint8Array = EMPTY_HASH): void => {
-      if (state !== 'indexed') skipped[state] = (skipped[state] ?? 0) + 1;
-      records.push({ ...candidate, state, language, contentHash, firstChunk, chunkCount: builder.chunkCount - firstChunk });
-    };
-    if (candidate.size > config.max_file_bytes) {
-      record('too-large');
-      continue;
-    }
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(join(ctx.paths.root, candidate.path));
-    } catch (error) {
-      errors.push({ path: candidate.path, reason: `cannot read: ${errorMessage(error)}` });
-      record('unreadable');
-      continue;
-    }
-    if (bytes.length > config.max_file_bytes) {
-      record('too-large');
-      continue;
-    }
-    if (sniffBinary(bytes) !== undefined) {
-      record('binary');
-      continue;
-    }
-    let text = utf8.decode(bytes);
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    text = normalizeNewlines(text);
-    if (containsPrivateKey(text)) {
-      record('secret');
-      continue;
-    }
-    const lines = splitLines(text);
-    const pathTerms = queryTerms(candidate.path);
-    const spans = strategy.chunk(lines, language, params);
-    spans.forEach((span, chunkIndex) => {
-      const content = lines.slice(span.startLine - 1, span.endLine).join('\n');
-      const hash = chunkHash(content, paramsKey);
-      if (previous.has(identityKey(candidate.path, chunkIndex, hash))) unchanged++;
-      else created++;
-      builder.addChunk({
-        fileId,
-        startLine: span.startLine,
-        endLine: span.endLine,
-        hash,
-        snippet: makeSnippet(lines, span.startLine, span.endLine),
-        text: content,
-        fields: { path: pathTerms, names: [] },
+  try {
+    for (let fileId = 0; fileId < walk.files.length; fileId++) {
+      const candidate = walk.files[fileId]!;
+      if (fileId % PROGRESS_EVERY === 0) yield { type: 'index', done: fileId, total: walk.files.length, path: candidate.path };
+      const language = languageOf(candidate.path);
+      const firstChunk = builder.chunkCount;
+      const record = (state: FileState, contentHash: Uint8Array = EMPTY_HASH, symbols: OutlineSymbol[] = [], fallback: ChunkFallback = 'no-adapter'): void => {
+        if (state !== 'indexed') skipped[state] = (skipped[state] ?? 0) + 1;
+        records.push({ ...candidate, state, language, contentHash, firstChunk, chunkCount: builder.chunkCount - firstChunk });
+        outlines.push(symbols);
+        fallbacks.push(FALLBACK_CODES.indexOf(fallback));
+      };
+      const prepared: PreparedFile | Reusable & { state: 'indexed'; text: string } = reusable[fileId] ?? (await preparer.get(fileId));
+      if (prepared.state !== 'indexed') {
+        if ('error' in prepared && prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
+        record(prepared.state);
+        continue;
+      }
+      if ('spans' in prepared && reusable[fileId]) reused++;
+      if (prepared.fallback === 'parse-error' || prepared.fallback === 'too-large') {
+        textFallbacks[prepared.fallback] = (textFallbacks[prepared.fallback] ?? 0) + 1;
+        errors.push({ path: candidate.path, reason: prepared.fallback === 'parse-error' ? 'parse error: chunked as text, no outline' : 'too large to parse: chunked as text' });
+      }
+      const lines = splitLines(prepared.text);
+      const pathTerms = queryTerms(candidate.path);
+      prepared.spans.forEach((span, chunkIndex) => {
+        const content = lines.slice(span.startLine - 1, span.endLine).join('\n');
+        const hash = chunkHash(content, paramsKey);
+        if (previousIdentities.has(identityKey(candidate.path, chunkIndex, hash))) unchanged++;
+        else created++;
+        builder.addChunk({
+          fileId,
+          startLine: span.startLine,
+          endLine: span.endLine,
+          hash,
+          snippet: makeSnippet(lines, span.startLine, span.endLine),
+          symbol: chunkSymbolPath(prepared.symbols, span.startLine, span.endLine),
+          text: content,
+          fields: { path: pathTerms, names: queryTerms(chunkDeclaredNames(prepared.symbols, span.startLine, span.endLine).join(' ')) },
+        });
       });
-    });
-    sourceBytes += bytes.length;
-    record('indexed', createHash('sha256').update(text).digest());
+      sourceBytes += candidate.size;
+      record('indexed', Buffer.from(prepared.contentHash, 'hex'), prepared.symbols, prepared.fallback);
+    }
+  } finally {
+    await preparer.close();
   }
 
   yield { type: 'write' };
@@ -143,9 +158,11 @@ export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenera
     chunks: encodeArtifact('CHNK', built.chunks),
     terms: encodeArtifact('TERM', built.terms),
     postings: encodeArtifact('POST', built.postings),
+    symbols: encodeArtifact('SYMB', encodeSymbols(outlines, fallbacks)),
   };
   const filesIndexed = records.filter((file) => file.state === 'indexed').length;
-  const draft: Omit<IndexMeta, 'generation' | 'generation_dir' | 'artifacts'> = {
+  const durationMs = Math.round(performance.now() - started);
+  const meta = await store.commit(data, {
     format_version: FORMAT_VERSION,
     tool_version: TOOL_VERSION,
     config_hash: ctx.loaded.hash,
@@ -163,10 +180,8 @@ export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenera
     source_bytes: sourceBytes,
     git: readGitHead(ctx.paths.root) ?? null,
     synced_at: new Date().toISOString(),
-    duration_ms: 0,
-  };
-  const durationMs = Math.round(performance.now() - started);
-  const meta = await store.commit(data, { ...draft, duration_ms: durationMs });
+    duration_ms: durationMs,
+  } satisfies Omit<IndexMeta, 'generation' | 'generation_dir' | 'artifacts'>);
   yield {
     type: 'done',
     summary: {
@@ -174,9 +189,11 @@ export async function* runSync(ctx: RepoContext, store: IndexStore): AsyncGenera
       files_indexed: filesIndexed,
       files_skipped: records.length - filesIndexed,
       skipped_by_reason: skipped,
+      files_reused: reused,
+      text_fallbacks: textFallbacks,
       chunks_created: created,
       chunks_unchanged: unchanged,
-      chunks_deleted: previous.size - unchanged,
+      chunks_deleted: previousIdentities.size - unchanged,
       chunks_total: built.chunkCount,
       terms: built.termCount,
       generation: meta.generation,
@@ -190,21 +207,50 @@ function identityKey(path: string, chunkIndex: number, hash: Uint8Array): string
   return `${path}\0${chunkIndex}\0${Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex')}`;
 }
 
-/** Chunk identities `(path, chunk_index, chunk_hash)` of the current generation, to count what changed. */
-async function previousIdentities(store: IndexStore): Promise<Set<string>> {
-  const identities = new Set<string>();
-  let view;
+/** The current generation, or undefined when there is none this version can read. */
+async function openPrevious(store: IndexStore): Promise<IndexView | undefined> {
   try {
-    if (!store.readMeta()) return identities;
-    view = await store.open({ verify: false });
+    if (!store.readMeta()) return undefined;
+    return await store.open({ verify: false });
   } catch (error) {
-    // A damaged or older-format previous index is replaced by this sync: every chunk counts as new.
-    if (isRepodexError(error)) return identities;
+    // A damaged or older-format previous index is simply replaced: every chunk counts as new.
+    if (isRepodexError(error)) return undefined;
     throw error;
   }
+}
+
+/** Chunk identities `(path, chunk_index, chunk_hash)` of a generation, to count what changed. */
+async function identitiesOf(view: IndexView | undefined): Promise<Set<string>> {
+  const identities = new Set<string>();
+  if (!view) return identities;
   const ids = Array.from({ length: view.stats.chunkCount }, (_, i) => i);
   for (const record of await view.chunks(ids)) {
     if (record) identities.add(`${record.path}\0${record.chunkIndex}\0${record.hash}`);
   }
   return identities;
+}
+
+/**
+ * The previous generation's chunks and outline for a file, when the file is provably the same:
+ * same size and mtime as catalogued, and — read now — the same content hash. The text is
+ * returned too: postings are rebuilt from it.
+ */
+async function reusableFor(previous: IndexView | undefined, root: string, file: Candidate): Promise<(Reusable & { state: 'indexed'; text: string }) | undefined> {
+  if (!previous) return undefined;
+  const fileId = previous.findFile(file.path);
+  if (fileId < 0) return undefined;
+  const record = previous.fileRecord(fileId);
+  if (record.state !== 'indexed' || record.size !== file.size || record.mtimeMs !== file.mtimeMs) return undefined;
+  let text: string;
+  try {
+    text = decodeText(readFileSync(join(root, file.path)));
+  } catch {
+    return undefined; // unreadable now: prepare it afresh, which records why
+  }
+  const contentHash = contentHashOf(text);
+  if (contentHash !== Buffer.from(record.contentHash).toString('hex')) return undefined;
+  const ids = Array.from({ length: record.chunkCount }, (_, i) => record.firstChunk + i);
+  const spans = (await previous.chunks(ids)).map((chunk) => ({ startLine: chunk!.startLine, endLine: chunk!.endLine }));
+  const outline = await previous.outline(fileId);
+  return { state: 'indexed', text, contentHash, spans, symbols: outline.symbols, fallback: outline.fallback };
 }

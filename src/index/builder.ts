@@ -9,6 +9,8 @@ export interface BuilderChunk {
   readonly endLine: number;
   readonly hash: Uint8Array;
   readonly snippet: string;
+  /** Display path of the declaration the chunk sits in (`class Router › match`), or null. */
+  readonly symbol?: string | null;
   readonly text: string;
   /** Field terms (already tokenized): the chunk's path and the names it declares. Not counted in its length. */
   readonly fields?: { readonly path: readonly string[]; readonly names: readonly string[] };
@@ -52,6 +54,7 @@ export class IndexBuilder {
   private readonly chunkTokens = new GrowableU32();
   private readonly chunkHashes: Uint8Array[] = [];
   private readonly snippets: string[] = [];
+  private readonly symbols: string[] = [];
 
   /** Add a chunk; returns its id (ids are dense and in insertion order). */
   addChunk(chunk: BuilderChunk): number {
@@ -61,6 +64,7 @@ export class IndexBuilder {
     this.chunkLines.push(chunk.endLine);
     this.chunkHashes.push(chunk.hash);
     this.snippets.push(chunk.snippet);
+    this.symbols.push(chunk.symbol ?? '');
     let tokens = 0;
     this.words.scan(chunk.text, (termId) => {
       tokens++;
@@ -168,6 +172,7 @@ export class IndexBuilder {
         { tag: 'TLEN', bytes: leBytes(this.chunkTokens.view()) },
         { tag: 'HASH', bytes: hashes },
         { tag: 'SNIP', bytes: StringTable.encode(this.snippets) },
+        { tag: 'SYMP', bytes: StringTable.encode(this.symbols) },
       ],
       terms: [
         { tag: 'TERM', bytes: StringTable.encode(order.map((termId) => terms[termId]!)) },

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRepodexError } from '../core/errors.js';
 import { FORMAT_VERSION } from '../core/version.js';
+import { encodeSymbols } from './symbols-codec.js';
 import { FsIndexView } from '../store/fs/fs-view.js';
 import { tokenize } from '../text/tokenizer.js';
 import { IndexBuilder } from './builder.js';
@@ -340,6 +341,7 @@ describe('postings written by the builder, read back through the format (propert
           new Artifact('chunks.bin', encodeArtifact('CHNK', built.chunks), 'CHNK', true),
           new Artifact('terms.bin', encodeArtifact('TERM', built.terms), 'TERM', true),
           new Artifact('postings.bin', encodeArtifact('POST', built.postings), 'POST', true),
+          new Artifact('symbols.bin', encodeArtifact('SYMB', encodeSymbols([[]], [0])), 'SYMB', true),
         );
         const naive = new Map<string, Map<number, number>>();
         texts.forEach((text, chunk) => {

@@ -29,7 +29,7 @@ export const IndexMetaSchema = z.object({
 export type IndexMeta = z.infer<typeof IndexMetaSchema>;
 
 /** The artifact files of a generation, in the order they are written. */
-export const ARTIFACTS = ['files.bin', 'chunks.bin', 'terms.bin', 'postings.bin'] as const;
+export const ARTIFACTS = ['files.bin', 'chunks.bin', 'terms.bin', 'postings.bin', 'symbols.bin'] as const;
 
 /** One artifact file name. */
 export type ArtifactName = (typeof ARTIFACTS)[number];

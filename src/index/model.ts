@@ -31,6 +31,8 @@ export interface ChunkRecord {
   readonly endLine: number;
   readonly hash: string;
   readonly snippet: string;
+  /** Display path of the enclosing declaration (`class Router › match`), or null. */
+  readonly symbol: string | null;
   readonly language: Language;
 }
 

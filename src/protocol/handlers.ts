@@ -32,13 +32,15 @@ export async function handleRequest(engine: Engine, request: Request, options: H
       return engine.fetch(request.ids, request.max_lines ?? DEFAULTS.max_lines);
     case 'open':
       return engine.open(request.path, request.start_line, request.end_line);
+    case 'outline':
+      return engine.outline(request.path);
     case 'files':
       return engine.files(request.glob, request.limit ?? DEFAULTS.files_limit);
   }
 }
 
 async function refreshIfDirty(engine: Engine, onEvent?: (event: SyncEvent) => void): Promise<{ synced?: Awaited<ReturnType<Engine['sync']>>; warnings: string[] }> {
-  if (!engine.hasIndex()) return { warnings: [] }; // search builds a missing index itself
+  if (!(await engine.usableView())) return { warnings: [] }; // search builds a missing or unreadable index itself
   const reasons = await engine.staleness();
   if (reasons.length === 0) return { warnings: [] };
   if (!engine.autoIndex) return { warnings: [`index is stale (${reasons.join('; ')}): run \`repodex sync\``] };

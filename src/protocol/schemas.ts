@@ -61,6 +61,13 @@ export const OpenRequest = z.strictObject({
   end_line: z.optional(lineNumber),
 });
 
+/** `outline`: the declarations of one file. */
+export const OutlineRequest = z.strictObject({
+  op: z.literal('outline'),
+  id: requestId,
+  path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096)),
+});
+
 /** `files`: catalogued files, optionally filtered by glob. */
 export const FilesRequest = z.strictObject({
   op: z.literal('files'),
@@ -70,14 +77,14 @@ export const FilesRequest = z.strictObject({
 });
 
 /** Every request the JSONL protocol accepts, told apart by `op`. */
-export const Request = z.discriminatedUnion('op', [StatusRequest, SyncRequest, SearchRequest, FetchRequest, OpenRequest, FilesRequest]);
+export const Request = z.discriminatedUnion('op', [StatusRequest, SyncRequest, SearchRequest, FetchRequest, OpenRequest, OutlineRequest, FilesRequest]);
 
 /** A parsed request. */
 export type Request = z.infer<typeof Request>;
 /** The names of the operations. */
 export type Op = Request['op'];
 /** The operations, for error messages and help. */
-export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'files'];
+export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files'];
 
 /** Defaults applied by the engine when a request leaves a field out. */
 export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT } as const;

@@ -36,6 +36,8 @@ export interface SearchHit {
   readonly end_line: number;
   readonly score: number;
   readonly snippet: string;
+  /** The declaration the chunk sits in, outermost first (`class Router › match`), or null. */
+  readonly symbol: string | null;
   /** Query terms this chunk matched, in query order. */
   readonly why: string[];
 }
@@ -225,6 +227,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       end_line: record.endLine,
       score: rankedScores[i]!,
       snippet: record.snippet,
+      symbol: record.symbol,
       why: terms.filter((_, t) => (rankedMasks[i]! & (1 << t)) !== 0),
     };
   });

@@ -1,5 +1,7 @@
 import type { CorpusStats, ChunkRecord, FileRecord, PostingList } from '../index/model.js';
 import type { IndexMeta } from '../index/meta.js';
+import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
+import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
 import type { ControlFile, WalkedDir } from '../scan/walker.js';
 
@@ -26,6 +28,8 @@ export interface IndexView {
   findFile(path: string): number;
   /** Postings for each term, undefined where the term is not in the index. */
   postings(terms: readonly string[]): Promise<(PostingList | undefined)[]>;
+  /** A file's stored outline and how it was chunked (`fallback` null = parsed, outline complete). */
+  outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>;
   /** Chunk records by id; undefined for ids out of range. */
   chunks(ids: readonly number[]): Promise<(ChunkRecord | undefined)[]>;
 }
@@ -48,6 +52,7 @@ export interface GenerationData {
   readonly chunks: Uint8Array;
   readonly terms: Uint8Array;
   readonly postings: Uint8Array;
+  readonly symbols: Uint8Array;
 }
 
 /** The metadata a writer supplies; the store fills in generation and artifact checksums. */

@@ -6,12 +6,13 @@ import type { Engine, InitReport, SearchReport } from '../../engine/engine.js';
 import type { FetchReport } from '../../engine/fetch.js';
 import type { FilesReport } from '../../engine/files.js';
 import type { OpenReport } from '../../engine/open.js';
+import type { OutlineReport } from '../../engine/outline.js';
 import type { StatusReport } from '../../engine/status.js';
 import type { SyncSummary } from '../../engine/sync.js';
 import { handleRequest } from '../../protocol/handlers.js';
 import { type Request as ProtocolRequest, Request, describeIssues } from '../../protocol/schemas.js';
 import { serveJsonl } from '../jsonl/server.js';
-import { printFetch, printFiles, printInit, printOpen, printSearch, printStatus, printSyncSummary } from './printers.js';
+import { printFetch, printFiles, printInit, printOpen, printOutline, printSearch, printStatus, printSyncSummary } from './printers.js';
 import { progressBar } from './progress.js';
 import { styleFor } from './style.js';
 
@@ -73,6 +74,13 @@ const COMMANDS: Record<string, CommandSpec> = {
     details: '  --start N   first line (default 1)\n  --end M     last line (at most 120 lines are returned; `next_start` says where to continue)\nSandboxed: no paths outside the root, no secrets.',
     options: { start: { type: 'string' }, end: { type: 'string' } },
   },
+  outline: {
+    summary: 'the declarations of one file (classes, functions, methods, types, …)',
+    usage: 'repodex outline PATH',
+    details:
+      'Nested and conditional declarations included, with parent, scope and control-flow context; nothing is executed.\nServed from the index when the file is unchanged since the last sync, else parsed now.',
+    options: {},
+  },
   files: {
     summary: 'the catalogued files, with size, mtime, language and state',
     usage: 'repodex files [--glob G] [--limit N]',
@@ -83,7 +91,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'serve the JSONL protocol on stdin/stdout for an agent',
     usage: 'repodex serve --stdio',
     details:
-      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync,\nsearch, fetch, open, files. See AGENTS.md for the protocol.',
+      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync,\nsearch, fetch, open, outline, files. See AGENTS.md for the protocol.',
     options: { stdio: { type: 'boolean' } },
   },
   clean: {
@@ -225,6 +233,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const request = parseRequest({ op: 'open', path, start_line: toInt('--start', values.start as string | undefined), end_line: toInt('--end', values.end as string | undefined) });
         const report = (await handleRequest(engine, request)) as OpenReport;
         emit(report, () => printOpen(report, style));
+        return 'error' in report ? 1 : 0;
+      }
+      case 'outline': {
+        const [path, ...extra] = positionals;
+        if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'outline needs exactly one path: repodex outline src/router.ts');
+        const report = (await handleRequest(engine, parseRequest({ op: 'outline', path }))) as OutlineReport;
+        emit(report, () => printOutline(report, style));
         return 'error' in report ? 1 : 0;
       }
       case 'files': {

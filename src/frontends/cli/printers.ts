@@ -2,6 +2,7 @@ import type { InitReport, SearchReport } from '../../engine/engine.js';
 import type { FetchReport } from '../../engine/fetch.js';
 import type { FilesReport } from '../../engine/files.js';
 import type { OpenReport } from '../../engine/open.js';
+import type { OutlineReport } from '../../engine/outline.js';
 import type { StatusReport } from '../../engine/status.js';
 import type { SyncSummary } from '../../engine/sync.js';
 import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
@@ -82,7 +83,8 @@ export function printSearch(report: SearchReport, style: Style): string {
   for (const hit of report.results) {
     const where = style.cyan(`${hit.path}:${hit.start_line}-${hit.end_line}`);
     const stale = hit.stale ? style.yellow(' (file changed since sync)') : '';
-    lines.push(`${where}  ${style.dim(`score ${hit.score.toFixed(2)}  id ${hit.chunk_id}`)}${stale}`);
+    const symbol = hit.symbol ? `  ${style.bold(hit.symbol)}` : '';
+    lines.push(`${where}${symbol}  ${style.dim(`score ${hit.score.toFixed(2)}  id ${hit.chunk_id}`)}${stale}`);
     for (const snippetLine of hit.snippet.split('\n')) lines.push(`    ${highlight(snippetLine, hit.why, style)}`);
     lines.push(`    ${style.dim(`matched: ${hit.why.join(', ')}`)}`);
   }
@@ -130,5 +132,22 @@ export function printFiles(report: FilesReport, style: Style): string {
     return `${formatBytes(file.size).padStart(9)}  ${file.language.padEnd(10)}  ${file.path}  ${style.dim(state)}`;
   });
   lines.push(style.dim(`${report.files.length} of ${formatCount(report.total)} files${report.truncated ? ' (raise --limit for more)' : ''}`));
+  return lines.join('\n');
+}
+
+/** Human output of `outline`: one line per declaration, indented by nesting, with its line range. */
+export function printOutline(report: OutlineReport, style: Style): string {
+  if ('error' in report) {
+    return [style.red(`${report.blocked ? 'blocked' : 'error'}: ${report.error}`), style.dim(`hint: ${report.hint}`)].join('\n');
+  }
+  if (!report.parsed) return style.yellow(`${report.path}: does not parse as ${report.language}; no outline (nothing partial is shown)`);
+  const width = String(Math.max(0, ...report.symbols.map((symbol) => symbol.end_line))).length;
+  const lines = report.symbols.map((symbol) => {
+    const depth = symbol.parent_symbol === null ? 0 : symbol.parent_symbol.split('.').length;
+    const range = `${String(symbol.start_line).padStart(width)}-${String(symbol.end_line).padEnd(width)}`;
+    const context = symbol.decl_context ? style.yellow(` [${symbol.decl_context}]`) : '';
+    return `${style.dim(range)}  ${'  '.repeat(depth)}${style.cyan(symbol.kind)} ${symbol.signature || symbol.name}${context}`;
+  });
+  lines.push(style.dim(`${report.symbols.length} declarations in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
   return lines.join('\n');
 }

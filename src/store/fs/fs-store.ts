@@ -18,6 +18,7 @@ const KIND: Record<ArtifactName, string> = {
   'chunks.bin': 'CHNK',
   'terms.bin': 'TERM',
   'postings.bin': 'POST',
+  'symbols.bin': 'SYMB',
 };
 
 /**
@@ -74,7 +75,7 @@ export class FsStore implements IndexStore {
       try {
         const load = (name: ArtifactName): Artifact =>
           new Artifact(name, readFileSync(this.artifactPath(meta, name)), KIND[name], options.verify ?? true);
-        return new FsIndexView(meta, load('files.bin'), load('chunks.bin'), load('terms.bin'), load('postings.bin'));
+        return new FsIndexView(meta, load('files.bin'), load('chunks.bin'), load('terms.bin'), load('postings.bin'), load('symbols.bin'));
       } catch (error) {
         if (isErrnoException(error, 'ENOENT')) {
           if (attempt < 2) continue;
@@ -100,6 +101,7 @@ export class FsStore implements IndexStore {
       'chunks.bin': data.chunks,
       'terms.bin': data.terms,
       'postings.bin': data.postings,
+      'symbols.bin': data.symbols,
     };
     for (const name of ARTIFACTS) {
       const bytes = bytesOf[name];

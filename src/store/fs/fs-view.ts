@@ -1,5 +1,8 @@
 import type { Artifact, StringTable } from '../../index/format.js';
 import { FileTable } from '../../index/files-codec.js';
+import { FALLBACK_CODES, SymbolTable } from '../../index/symbols-codec.js';
+import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
+import type { OutlineSymbol } from '../../lang/types.js';
 import type { IndexMeta } from '../../index/meta.js';
 import type { ChunkRecord, CorpusStats, FileRecord, PostingList } from '../../index/model.js';
 import { type Language, languageFromCode } from '../../scan/language.js';
@@ -19,6 +22,8 @@ export class FsIndexView implements IndexView {
   private readonly df: Uint32Array;
   private readonly postingOffsets: Uint32Array;
   private readonly postingBytes: Uint8Array;
+  private readonly outlines: SymbolTable;
+  private readonly symbolPaths: StringTable;
 
   constructor(
     readonly meta: IndexMeta,
@@ -26,7 +31,10 @@ export class FsIndexView implements IndexView {
     chunks: Artifact,
     terms: Artifact,
     postings: Artifact,
+    symbols: Artifact,
   ) {
+    this.outlines = new SymbolTable(symbols);
+    this.symbolPaths = chunks.strings('SYMP');
     this.files = new FileTable(files);
     this.fileCount = this.files.count;
     this.chunkFile = chunks.u32('FILE');
@@ -107,6 +115,10 @@ export class FsIndexView implements IndexView {
     return { term, df, chunkIds, tfs };
   }
 
+  async outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    return { symbols: this.outlines.forFile(fileId), fallback: FALLBACK_CODES[this.outlines.fallbackCodes[fileId] ?? 1] ?? 'no-adapter' };
+  }
+
   async chunks(ids: readonly number[]): Promise<(ChunkRecord | undefined)[]> {
     return ids.map((id) => this.chunkRecord(id));
   }
@@ -124,6 +136,7 @@ export class FsIndexView implements IndexView {
       endLine: this.chunkLines[id * 2 + 1]!,
       hash: Buffer.from(this.chunkHashes.buffer, this.chunkHashes.byteOffset + id * 32, 32).toString('hex'),
       snippet: this.snippets.get(id),
+      symbol: this.symbolPaths.get(id) || null,
       language: languageFromCode(this.files.languages[fileId]!),
     };
   }

@@ -1,0 +1,50 @@
+import { statSync } from 'node:fs';
+import { analyze, hasAdapter, loadLanguages } from '../lang/index.js';
+import type { OutlineSymbol } from '../lang/types.js';
+import { type Language, languageOf } from '../scan/language.js';
+import type { IndexView } from '../store/backend.js';
+import type { RepoContext } from './context.js';
+import { readRepoFile } from './read-file.js';
+
+/** The answer to `outline`: a file's declarations, or why it could not be read. */
+export type OutlineReport =
+  | {
+      readonly path: string;
+      readonly language: Language;
+      /** False when the language has a grammar but the file did not parse: then `symbols` is empty. */
+      readonly parsed: boolean;
+      /** `index` when served from symbols.bin (file unchanged since sync), `parse` when parsed now. */
+      readonly source: 'index' | 'parse';
+      readonly symbols: OutlineSymbol[];
+      readonly blocked: false;
+    }
+  | { readonly path: string; readonly blocked: boolean; readonly error: string; readonly hint: string };
+
+/**
+ * Outline of one file (seed 002 §10.3): from the index when the file is unchanged since the sync
+ * that parsed it, else parsed now. Reads go through the same guard as `open`; nothing executes.
+ */
+export async function outlineFile(ctx: RepoContext, view: IndexView | undefined, path: string): Promise<OutlineReport> {
+  const checked = ctx.guard.check(path);
+  if (!checked.ok) return { path, blocked: checked.blocked, error: checked.reason, hint: checked.hint };
+  const language = languageOf(checked.path);
+  if (!hasAdapter(language)) {
+    return { path: checked.path, blocked: false, error: `no outline for ${language} files`, hint: 'outline supports TypeScript, TSX, JavaScript, Python, Go, Rust, Java, C, C++, C#, Ruby and PHP' };
+  }
+  const fileId = view ? view.findFile(checked.path) : -1;
+  if (view && fileId >= 0) {
+    const record = view.fileRecord(fileId);
+    const stat = statSync(checked.absolute, { throwIfNoEntry: false });
+    if (record.state === 'indexed' && stat && stat.size === record.size && stat.mtimeMs === record.mtimeMs) {
+      const stored = await view.outline(fileId);
+      // Only a parsed file's stored outline is complete; others (e.g. too large to parse at sync) are parsed now.
+      if (stored.fallback === null) return { path: checked.path, language, parsed: true, source: 'index', symbols: stored.symbols, blocked: false };
+      if (stored.fallback === 'parse-error') return { path: checked.path, language, parsed: false, source: 'index', symbols: [], blocked: false };
+    }
+  }
+  const read = readRepoFile(ctx.guard, checked.path, ctx.loaded.config.max_file_bytes);
+  if (!read.ok) return { path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint };
+  await loadLanguages([language]);
+  const analysis = analyze(language, read.lines.join('\n'));
+  return { path: read.path, language, parsed: analysis.ok, source: 'parse', symbols: analysis.symbols, blocked: false };
+}
