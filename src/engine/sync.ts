@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ChunkParams, type ChunkSpan, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { type ChunkFallback, treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
-import { errorMessage, isRepodexError } from '../core/errors.js';
+import { isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { FORMAT_VERSION, TOKENIZER_VERSION, TOOL_VERSION } from '../core/version.js';
 import { IndexBuilder } from '../index/builder.js';
