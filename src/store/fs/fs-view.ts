@@ -116,7 +116,10 @@ export class FsIndexView implements IndexView {
   }
 
   async outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
-    return { symbols: this.outlines.forFile(fileId), fallback: FALLBACK_CODES[this.outlines.fallbackCodes[fileId] ?? 1] ?? 'no-adapter' };
+    const code = this.outlines.fallbackCodes[fileId] ?? 1;
+    // `null` (parsed) is a real value here: an unknown code from a newer writer reads as no-adapter.
+    const fallback = code < FALLBACK_CODES.length ? FALLBACK_CODES[code]! : 'no-adapter';
+    return { symbols: this.outlines.forFile(fileId), fallback };
   }
 
   async chunks(ids: readonly number[]): Promise<(ChunkRecord | undefined)[]> {
