@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { makeRepo } from '../../test/helpers.js';
+import { createEngine } from '../compose.js';
+import { DEFAULT_RANKING, PLAIN_BM25, rankingFromEnv } from './ranking.js';
+
+describe('rankingFromEnv', () => {
+  it('defaults to the measured profile and REPODEX_BOOSTS=0 turns every structure signal off', () => {
+    expect(rankingFromEnv({})).toEqual(DEFAULT_RANKING);
+    expect(rankingFromEnv({ REPODEX_BOOSTS: '0' })).toEqual(PLAIN_BM25);
+  });
+
+  it('REPODEX_RANKING overrides single weights and rejects anything else with ENV_INVALID', () => {
+    expect(rankingFromEnv({ REPODEX_RANKING: '{"path":2.5}' })).toEqual({ ...DEFAULT_RANKING, path: 2.5 });
+    expect(rankingFromEnv({ REPODEX_BOOSTS: '0', REPODEX_RANKING: '{"name":1}' })).toEqual({ ...PLAIN_BM25, name: 1 });
+    for (const bad of ['{"path":', '[1]', '{"speed":1}', '{"path":-1}', '{"path":"2"}']) {
+      expect(() => rankingFromEnv({ REPODEX_RANKING: bad })).toThrow(expect.objectContaining({ code: 'ENV_INVALID' }));
+    }
+  });
+});
+
+/**
+ * Each structure signal, shown on a corpus built so that plain BM25 prefers the wrong file: the
+ * competitor repeats the query words in its body, the target carries them in its path or names.
+ */
+describe('structure signals change the ranking the way they claim', () => {
+  const filler = (n: number): string => Array.from({ length: n }, (_, i) => `const filler${i} = ${i};`).join('\n');
+
+  it('path: a query term in the file path lifts that file', async () => {
+    const root = makeRepo({
+      'src/retry/policy.ts': `export function schedule(attempts: number) {\n  return attempts * 2; // backoff\n}\n${filler(10)}\n`,
+      'src/net/client.ts': `// retry policy retry policy retry policy\nexport function send() { return 1; }\n${filler(10)}\n`,
+    });
+    const plain = await createEngine({ root, ranking: PLAIN_BM25 }).search({ q: 'retry policy backoff' });
+    const boosted = await createEngine({ root }).search({ q: 'retry policy backoff' });
+    expect(plain.results[0]!.path).toBe('src/net/client.ts');
+    expect(boosted.results[0]!.path).toBe('src/retry/policy.ts');
+    expect(boosted.results[0]!.why).toEqual(['retry', 'policy', 'backoff']);
+  });
+
+  it('name: a chunk that declares the queried name outranks one that only mentions it', async () => {
+    const root = makeRepo({
+      'src/a.ts': `export class TokenBucket {\n  refill(): void {}\n}\n${filler(10)}\n`,
+      'src/b.ts': `// token bucket token bucket token bucket: see the limiter\nexport function limiter() { return 0; }\n${filler(10)}\n`,
+    });
+    const plain = await createEngine({ root, ranking: PLAIN_BM25 }).search({ q: 'token bucket' });
+    const boosted = await createEngine({ root }).search({ q: 'token bucket' });
+    expect(plain.results[0]!.path).toBe('src/b.ts');
+    expect(boosted.results[0]!.path).toBe('src/a.ts');
+    expect(boosted.results[0]!.symbol).toBe('class TokenBucket');
+  });
+
+  it('prose: the same text ranks lower in Markdown than in code', async () => {
+    const text = 'export function renderWidget(frame: number) { return frame; }\n';
+    const root = makeRepo({ 'docs/widget.md': text, 'lib/widget.ts': text });
+    const boosted = await createEngine({ root }).search({ q: 'render widget frame' });
+    expect(boosted.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'docs/widget.md']);
+  });
+
+  it('idf mode ignores every structure signal (seed 000 formula exactly)', async () => {
+    const root = makeRepo({
+      'src/retry/policy.ts': 'export const a = 1; // backoff\n',
+      'src/net/client.ts': 'export const b = 1; // backoff\n',
+    });
+    const report = await createEngine({ root }).search({ q: 'retry backoff', mode: 'idf' });
+    expect(report.results.map((hit) => hit.why)).toEqual([['backoff'], ['backoff']]);
+    expect(report.results[0]!.score).toBe(report.results[1]!.score);
+  });
+});
