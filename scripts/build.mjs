@@ -9,6 +9,10 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
+  // Code reached only through dynamic import (the tree-sitter runtime) goes to its own chunk, so
+  // commands that never parse do not compile it at startup.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',

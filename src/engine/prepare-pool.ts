@@ -18,10 +18,16 @@ export interface Preparer {
   close(): Promise<void>;
 }
 
-/** The bundled worker script next to this module, when running from the build (not from sources). */
+/**
+ * The bundled worker script, when running from the build (not from sources): dist/sync-worker.js,
+ * found from this module whether the bundler left it in dist/ or in a shared chunk under it.
+ */
 function workerScript(): URL | undefined {
-  const url = new URL('./sync-worker.js', import.meta.url);
-  return url.protocol === 'file:' && existsSync(fileURLToPath(url)) ? url : undefined;
+  for (const relative of ['./sync-worker.js', '../sync-worker.js']) {
+    const url = new URL(relative, import.meta.url);
+    if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
+  }
+  return undefined;
 }
 
 /**

@@ -8,13 +8,18 @@ export const DEFAULT_DENYLIST = [
 /** Decides whether a repository-relative path is a secret that must never be indexed or served. */
 export class Denylist {
   readonly patterns: readonly string[];
-  private readonly matcher: (path: string) => boolean;
+  private compiled: ((path: string) => boolean) | undefined;
 
   constructor(extra: readonly string[] = []) {
     this.patterns = [...DEFAULT_DENYLIST, ...extra];
+  }
+
+  /** Compiled on first use: a no-change status or a search never needs it. */
+  private get matcher(): (path: string) => boolean {
     // basename: patterns without a slash match the file name at any depth (`id_rsa` in any folder).
     // nocase: `.ENV` on a case-insensitive file system is the same secret.
-    this.matcher = picomatch([...this.patterns], { dot: true, basename: true, nocase: true });
+    this.compiled ??= picomatch([...this.patterns], { dot: true, basename: true, nocase: true });
+    return this.compiled;
   }
 
   /** The first pattern a path matches, or undefined. The path is relative, with `/` separators. */

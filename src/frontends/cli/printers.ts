@@ -51,6 +51,8 @@ export function printStatus(report: StatusReport, style: Style): string {
   return lines.join('\n');
 }
 
+const SHOWN_WARNINGS = 5;
+
 /** The one-line summary after a sync. */
 export function printSyncSummary(summary: SyncSummary): string {
   const skipped = Object.entries(summary.skipped_by_reason)
@@ -62,9 +64,14 @@ export function printSyncSummary(summary: SyncSummary): string {
     `${formatCount(summary.terms)} terms in ${formatDuration(summary.duration_ms)}`,
   ];
   let line = parts.join(' ');
+  if (summary.files_reused > 0) line += `; ${formatCount(summary.files_reused)} unchanged files reused`;
   if (summary.files_skipped > 0) line += `; skipped ${formatCount(summary.files_skipped)} (${skipped})`;
+  const fallbacks = Object.entries(summary.text_fallbacks);
+  if (fallbacks.length > 0) line += `; chunked as text: ${fallbacks.map(([reason, count]) => `${reason}: ${count}`).join(', ')}`;
   const lines = [line];
-  for (const error of summary.errors) lines.push(`  warning: ${error.path}: ${error.reason}`);
+  // Name the first few problem files; --json lists them all (up to 50).
+  for (const error of summary.errors.slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${error.path}: ${error.reason}`);
+  if (summary.errors.length > SHOWN_WARNINGS) lines.push(`  … ${summary.errors.length - SHOWN_WARNINGS} more (repodex sync --json lists them)`);
   return lines.join('\n');
 }
 

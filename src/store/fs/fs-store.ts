@@ -75,7 +75,9 @@ export class FsStore implements IndexStore {
       try {
         const load = (name: ArtifactName): Artifact =>
           new Artifact(name, readFileSync(this.artifactPath(meta, name)), KIND[name], options.verify ?? true);
-        return new FsIndexView(meta, load('files.bin'), load('chunks.bin'), load('terms.bin'), load('postings.bin'), load('symbols.bin'));
+        // symbols.bin is loaded lazily; it is checked for existence now so a missing artifact fails here, not mid-request.
+        if (!existsSync(this.artifactPath(meta, 'symbols.bin'))) throw new RepodexError('INDEX_MISSING', 'artifact symbols.bin is missing');
+        return new FsIndexView(meta, load('files.bin'), load('chunks.bin'), load('terms.bin'), load('postings.bin'), () => load('symbols.bin'));
       } catch (error) {
         if (isErrnoException(error, 'ENOENT')) {
           if (attempt < 2) continue;

@@ -22,7 +22,7 @@ export class FsIndexView implements IndexView {
   private readonly df: Uint32Array;
   private readonly postingOffsets: Uint32Array;
   private readonly postingBytes: Uint8Array;
-  private readonly outlines: SymbolTable;
+  private outlineTable: SymbolTable | undefined;
   private readonly symbolPaths: StringTable;
 
   constructor(
@@ -31,9 +31,8 @@ export class FsIndexView implements IndexView {
     chunks: Artifact,
     terms: Artifact,
     postings: Artifact,
-    symbols: Artifact,
+    private readonly loadSymbols: () => Artifact,
   ) {
-    this.outlines = new SymbolTable(symbols);
     this.symbolPaths = chunks.strings('SYMP');
     this.files = new FileTable(files);
     this.fileCount = this.files.count;
@@ -113,6 +112,12 @@ export class FsIndexView implements IndexView {
       tfs[i] = tf >>> 0;
     }
     return { term, df, chunkIds, tfs };
+  }
+
+  /** symbols.bin is read on first use: searches never need it. */
+  private get outlines(): SymbolTable {
+    this.outlineTable ??= new SymbolTable(this.loadSymbols());
+    return this.outlineTable;
   }
 
   async outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
