@@ -139,7 +139,7 @@ export async function* runSync(ctx: RepoContext, store: IndexStore, options: { f
           endLine: span.endLine,
           hash,
           snippet: makeSnippet(lines, span.startLine, span.endLine),
-          symbol: chunkSymbolPath(prepared.symbols, span.startLine, span.endLine),
+          symbol: chunkSymbolPath(prepared.symbols, span.startLine, span.endLine, lines),
           text: content,
           fields: { path: pathTerms, names: queryTerms(chunkDeclaredNames(prepared.symbols, span.startLine, span.endLine).join(' ')) },
         });
@@ -232,15 +232,16 @@ async function identitiesOf(view: IndexView | undefined): Promise<Set<string>> {
 
 /**
  * The previous generation's chunks and outline for a file, when the file is provably the same:
- * same size and mtime as catalogued, and — read now — the same content hash. The text is
- * returned too: postings are rebuilt from it.
+ * read now, it has the content hash the previous generation recorded (its stat may differ: a
+ * checkout or a touch changes mtimes, not content). The text is returned too: postings are
+ * rebuilt from it.
  */
 async function reusableFor(previous: IndexView | undefined, root: string, file: Candidate): Promise<(Reusable & { state: 'indexed'; text: string }) | undefined> {
   if (!previous) return undefined;
   const fileId = previous.findFile(file.path);
   if (fileId < 0) return undefined;
   const record = previous.fileRecord(fileId);
-  if (record.state !== 'indexed' || record.size !== file.size || record.mtimeMs !== file.mtimeMs) return undefined;
+  if (record.state !== 'indexed' || record.size !== file.size) return undefined;
   let text: string;
   try {
     text = decodeText(readFileSync(join(root, file.path)));

@@ -102,10 +102,14 @@ export class SymbolTable {
  * declaration enclosing the whole chunk, else the first declaration starting inside it, shown with
  * its enclosing declarations. Null when the chunk touches no declaration.
  */
-export function chunkSymbolPath(symbols: readonly OutlineSymbol[], startLine: number, endLine: number): string | null {
+export function chunkSymbolPath(symbols: readonly OutlineSymbol[], startLine: number, endLine: number, lines?: readonly string[]): string | null {
+  // A chunk starts with the doc comment of the declaration it holds, but the declaration's range
+  // starts below the comment: enclosure is judged from the chunk's first line of code.
+  let codeStart = startLine;
+  if (lines) while (codeStart < endLine && LEADING_COMMENT.test(lines[codeStart - 1] ?? '')) codeStart++;
   let best: OutlineSymbol | undefined;
   for (const symbol of symbols) {
-    if (symbol.start_line <= startLine && symbol.end_line >= endLine) {
+    if (symbol.start_line <= codeStart && symbol.end_line >= endLine) {
       if (!best || symbol.start_line >= best.start_line) best = symbol;
     }
   }
@@ -121,6 +125,9 @@ export function chunkSymbolPath(symbols: readonly OutlineSymbol[], startLine: nu
   const [outer, ...inner] = chain;
   return [`${outer!.kind} ${outer!.name}`, ...inner.map((symbol) => symbol.name)].join(' › ');
 }
+
+/** Blank lines and lines that read as comments (//, /*, *, #, --, docstring quotes). */
+const LEADING_COMMENT = /^\s*($|\/\/|\/\*|\*|#(?!\s*(include|define|if|import|pragma|\[))|--|"""|''')/;
 
 /** `Outer.Inner.name`: how parent_symbol refers to a declaration. */
 export function qualifiedName(symbol: OutlineSymbol): string {
