@@ -61,3 +61,15 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
     },
   };
 }
+
+/** mulberry32: a tiny seeded PRNG, so generated trees and random delays are the same on every run. */
+export function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, PROJECT_ROOT, makeRepo, runCli } from '../helpers.js';
+import { CLI, PROJECT_ROOT, makeRepo, runCli, prng } from '../helpers.js';
 
 // SPEC §2 (atomic generations): a sync SIGKILLed at any moment must leave an index that
 // `status` and `search` can still read, and the next sync must recover the stale lock and
@@ -17,17 +17,6 @@ const FILE_COUNT = 420;
 const EDIT_EVERY = 4;
 const NO_AUTO_SYNC = { REPODEX_INDEXING: '0' };
 
-/** mulberry32: a tiny seeded PRNG, so generated repos and kill delays are reproducible. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'zu', 'pe', 'qo', 'xa', 'bri', 'dun', 'fel', 'gor', 'hap', 'jin', 'wex', 'yom'];
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'index', 'scan', 'emit', 'track'];

@@ -2,22 +2,11 @@ import { readFileSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, VOLATILE_META_FIELDS } from '../../src/index/meta.js';
-import { makeRepo, runCli, tempDir } from '../helpers.js';
+import { makeRepo, runCli, tempDir, prng } from '../helpers.js';
 
 // "Two syncs of one tree give byte-identical artifacts": nothing in a generation may depend on
 // wall-clock time, readdir order, hash-map iteration order or the process that wrote it.
 
-/** mulberry32: a tiny seeded PRNG, so the generated tree is the same on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'retry', 'validate'];
 const NOUNS = ['config', 'buffer', 'token', 'segment', 'cursor', 'ledger', 'socket', 'session', 'payload', 'cache'];

@@ -2,23 +2,12 @@ import { appendFileSync, existsSync, readFileSync, rmSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS } from '../../src/index/meta.js';
-import { type CliRun, makeRepo, runCli, tempDir } from '../helpers.js';
+import { type CliRun, makeRepo, runCli, tempDir, prng } from '../helpers.js';
 
 // Incremental sync (files unchanged since the previous generation reuse its chunk boundaries and
 // outline) and worker-thread preparation must both be invisible in the artifacts: whatever path a
 // sync takes, the generation it writes is byte-identical to a `sync --force` of the same tree.
 
-/** mulberry32: a tiny seeded PRNG, so the generated tree is the same on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'retry', 'validate'];
 const NOUNS = ['config', 'buffer', 'token', 'segment', 'cursor', 'ledger', 'socket', 'session', 'payload', 'cache'];
