@@ -1,23 +1,31 @@
-// Bundles the CLI into one ESM file: a single module loads measurably faster than a
-// tree of imports, and one-shot `repodex search` is startup-bound.
+// Bundles the CLI into one ESM file (plus a lazily loaded chunk for the tree-sitter runtime): one
+// module loads measurably faster than a tree of imports, and one-shot `repodex search` is
+// startup-bound. The sync worker is a separate bundle: worker threads load a file, not a function,
+// and sharing a chunk with the CLI would cost every CLI start one more module load.
+import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
-await build({
-  // The sync worker is its own entry: worker threads load a file, not a function.
-  entryPoints: { cli: 'src/frontends/cli/main.ts', 'sync-worker': 'src/engine/sync-worker.ts' },
+const common = {
   outdir: 'dist',
   bundle: true,
   platform: 'node',
   format: 'esm',
+  target: 'node20',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  minify: process.env.REPODEX_BUILD_MINIFY !== "0",
+  logLevel: 'warning',
+  // Bundled CommonJS dependencies expect `require`; give the ESM bundle one.
+  banner: { js: "import { createRequire as __repodexCreateRequire } from 'node:module'; const require = __repodexCreateRequire(import.meta.url);" },
+};
+
+rmSync('dist', { recursive: true, force: true });
+await build({
+  ...common,
+  entryPoints: { cli: 'src/frontends/cli/main.ts' },
   // Code reached only through dynamic import (the tree-sitter runtime) goes to its own chunk, so
   // commands that never parse do not compile it at startup.
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
-  target: 'node20',
-  sourcemap: 'linked',
-  legalComments: 'none',
-  minify: true,
-  logLevel: 'warning',
-  // Bundled CommonJS dependencies expect `require`; give the ESM bundle one.
-  banner: { js: "import { createRequire as __repodexCreateRequire } from 'node:module'; const require = __repodexCreateRequire(import.meta.url);" },
 });
+await build({ ...common, entryPoints: { 'sync-worker': 'src/engine/sync-worker.ts' } });

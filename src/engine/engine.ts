@@ -208,6 +208,22 @@ export class Engine {
     };
   }
 
+  /**
+   * Load the index and run a few searches over its own terms, so a long-running server answers
+   * its first real queries with compiled code instead of paying JIT warm-up on them. Bounded by
+   * `budgetMs`; does nothing without a readable index.
+   */
+  async warmUp(budgetMs = 150): Promise<void> {
+    const view = await this.usableView();
+    if (!view) return;
+    const started = performance.now();
+    const terms = view.sampleTerms(96);
+    for (let i = 0; i < terms.length && performance.now() - started < budgetMs; i++) {
+      const q = [terms[i], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' ');
+      await search(view, { q, topK: DEFAULT_TOP_K, mode: i % 4 === 3 ? 'idf' : 'bm25', ranking: this.options.ranking });
+    }
+  }
+
   /** Flag results whose file changed on disk since indexing (a few stats: cheap enough for every search). */
   private markStale(view: IndexView, hits: SearchHit[]): SearchReport['results'] {
     const changed = new Map<string, boolean>();

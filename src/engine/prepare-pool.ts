@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { RepodexError } from '../core/errors.js';
 import { type PrepareOptions, type PrepareTask, type PreparedFile, prepareFile } from './prepare-file.js';
 import type { WorkerRequest, WorkerResponse } from './sync-worker.js';
@@ -34,12 +34,14 @@ function workerScript(): URL | undefined {
  * A preparer for `tasks` (undefined entries are handled by the caller and skipped here): worker
  * threads when the build has its worker script and there is enough to parse, else in-process.
  */
-export function createPreparer(tasks: readonly (PrepareTask | undefined)[], options: PrepareOptions, parseCount: number): Preparer {
+export async function createPreparer(tasks: readonly (PrepareTask | undefined)[], options: PrepareOptions, parseCount: number): Promise<Preparer> {
   const script = workerScript();
   const requested = process.env.REPODEX_SYNC_WORKERS;
   const workers = requested !== undefined && /^\d+$/.test(requested) ? Number(requested) : Math.min(4, Math.max(1, availableParallelism()));
   if (!script || parseCount < MIN_FILES_FOR_WORKERS || workers === 0) return inlinePreparer(tasks, options);
-  return new PoolPreparer(script, workers, tasks, options);
+  // Loaded here, not at startup: only a sync with enough to parse needs threads.
+  const { Worker } = await import('node:worker_threads');
+  return new PoolPreparer(Worker, script, workers, tasks, options);
 }
 
 function inlinePreparer(tasks: readonly (PrepareTask | undefined)[], options: PrepareOptions): Preparer {
@@ -66,6 +68,7 @@ class PoolPreparer implements Preparer {
   private failure: Error | undefined;
 
   constructor(
+    WorkerClass: typeof Worker,
     script: URL,
     count: number,
     private readonly tasks: readonly (PrepareTask | undefined)[],
@@ -83,7 +86,7 @@ class PoolPreparer implements Preparer {
       this.pending.set(i, { resolve, reject, promise });
     }
     for (let w = 0; w < count; w++) {
-      const worker = new Worker(script, { workerData: options });
+      const worker = new WorkerClass(script, { workerData: options });
       worker.on('message', (response: WorkerResponse) => {
         for (const { index, file } of response.results) this.pending.get(index)?.resolve(file);
         this.feed(worker);

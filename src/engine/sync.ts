@@ -90,7 +90,7 @@ export async function* runSync(ctx: RepoContext, store: IndexStore, options: { f
   const reusable = await Promise.all(walk.files.map((file) => reusableFor(reuseFrom, ctx.paths.root, file)));
   const tasks = walk.files.map((file, i): PrepareTask | undefined => (reusable[i] ? undefined : { path: file.path, size: file.size, language: languageOf(file.path) }));
   const parseCount = tasks.filter((task) => task && hasAdapter(task.language)).length;
-  const preparer = createPreparer(tasks, { root: ctx.paths.root, maxFileBytes: config.max_file_bytes, chunk: params }, parseCount);
+  const preparer = await createPreparer(tasks, { root: ctx.paths.root, maxFileBytes: config.max_file_bytes, chunk: params }, parseCount);
 
   const builder = new IndexBuilder();
   const records: FileRecord[] = [];

@@ -30,6 +30,8 @@ export interface IndexView {
   postings(terms: readonly string[]): Promise<(PostingList | undefined)[]>;
   /** A file's stored outline and how it was chunked (`fallback` null = parsed, outline complete). */
   outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>;
+  /** Up to `count` content terms spread evenly over the dictionary (deterministic): warm-up queries. */
+  sampleTerms(count: number): string[];
   /** Chunk records by id; undefined for ids out of range. */
   chunks(ids: readonly number[]): Promise<(ChunkRecord | undefined)[]>;
 }

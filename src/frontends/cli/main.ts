@@ -274,6 +274,8 @@ async function serve(engine: Engine, io: CliIo): Promise<void> {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
+  // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
+  await engine.warmUp();
   await serveJsonl(engine, io.stdin, io.stdout, { log: (message) => io.stderr.write(`${message}\n`) });
 }
 

@@ -149,8 +149,13 @@ export class FsIndexView implements IndexView {
     };
   }
 
-  /** The term dictionary, for benchmarks and `verify`. */
-  get termTable(): StringTable {
-    return this.terms;
+  sampleTerms(count: number): string[] {
+    const out: string[] = [];
+    const step = Math.max(1, Math.floor(this.terms.count / Math.max(1, count)));
+    for (let rank = 0; rank < this.terms.count && out.length < count; rank += step) {
+      const term = this.terms.get(rank);
+      if (term.charCodeAt(0) >= 32) out.push(term); // field terms sort first, behind control characters
+    }
+    return out;
   }
 }
