@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
@@ -115,12 +115,15 @@ export class Engine {
 
   /** Run a sync, reporting progress to `onEvent`; returns its summary. */
   async sync(options: { force?: boolean | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
-    const ctx = this.context();
-    if (!existsSync(ctx.paths.config)) this.init();
+    let ctx = this.context();
+    if (!ctx.loaded.exists) {
+      this.init();
+      ctx = this.context(); // the config hash is now that of the file init wrote
+    }
     const lock = this.store.lock();
     try {
       let summary: SyncSummary | undefined;
-      for await (const event of runSync(this.context(), this.store, { force: options.force })) {
+      for await (const event of runSync(ctx, this.store, { force: options.force })) {
         onEvent?.(event);
         if (event.type === 'done') summary = event.summary;
       }
@@ -172,11 +175,6 @@ export class Engine {
       if (isRepodexError(error) && (error.code === 'INDEX_MISSING' || error.code === 'INDEX_INCOMPATIBLE' || error.code === 'INDEX_CORRUPT')) return undefined;
       throw error;
     }
-  }
-
-  /** True when an index has been committed. */
-  hasIndex(): boolean {
-    return metaStamp(join(this.root, DATA_DIR_NAME, 'meta.json')) !== '';
   }
 
   async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void, refresh?: { synced?: SyncSummary; warnings?: string[] }): Promise<SearchReport> {

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import type { PostingList } from '../index/model.js';
 import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { queryTerms } from '../text/tokenizer.js';
@@ -100,121 +101,38 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
  */
 export async function search(view: IndexView, query: SearchQuery): Promise<SearchOutcome> {
   const terms = queryTerms(query.q).slice(0, MAX_QUERY_TERMS);
-  const n = view.stats.chunkCount;
-  if (terms.length === 0 || n === 0) return { terms, hits: [], matched: 0 };
+  if (terms.length === 0 || view.stats.chunkCount === 0) return { terms, hits: [], matched: 0 };
   const rank = query.ranking ?? DEFAULT_RANKING;
   const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
   const lookups = boosted ? [...terms, ...terms.map((t) => PATH_FIELD + t), ...terms.map((t) => NAME_FIELD + t)] : terms;
   const lists = await view.postings(lookups);
-  const { scores, masks, touched } = scratchFor(view);
-  const allowed = fileFilter(view, query.glob, query.lang);
-  const chunkFile = view.chunkFile;
-  const lengths = view.chunkTokens;
-  const avg = view.stats.avgChunkTokens;
-  const q = terms.length;
-  let count = 0;
+  const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang), terms: terms.length, count: 0 };
   let ranked: number[];
   let rankedScores: number[];
   let rankedMasks: number[];
   // No await while the scratch buffers hold this query's state: they are shared by every query on the view.
   try {
-    const termIdf = new Float64Array(q);
-    for (let t = 0; t < q; t++) {
-      const list = lists[t];
-      if (!list) continue;
-      const bit = 1 << t;
-      const { chunkIds, tfs } = list;
-      if (query.mode === 'idf') {
-        const weight = idfWeight(n, list.df);
-        for (let i = 0; i < chunkIds.length; i++) {
-          const id = chunkIds[i]!;
-          if (allowed && allowed[chunkFile[id]!] === 0) continue;
-          if (masks[id] === 0) touched[count++] = id;
-          masks[id]! |= bit;
-          scores[id]! += weight;
-        }
-      } else {
-        const idf = bm25Idf(n, list.df);
-        termIdf[t] = idf;
-        for (let i = 0; i < chunkIds.length; i++) {
-          const id = chunkIds[i]!;
-          if (allowed && allowed[chunkFile[id]!] === 0) continue;
-          if (masks[id] === 0) touched[count++] = id;
-          masks[id]! |= bit;
-          scores[id]! += bm25TermScore(idf, tfs[i]!, lengths[id]!, avg);
-        }
-      }
-    }
+    const contentLists = lists.slice(0, terms.length);
     if (query.mode === 'idf') {
-      // Sum each chunk's weights in ascending order, so equal sets of weights give bit-identical
-      // totals whatever the term order: exact ties then fall to path and line order.
-      const weights = lists.slice(0, q).map((list, t) => ({ t, w: list ? idfWeight(n, list.df) : 0 }));
-      weights.sort((a, b) => a.w - b.w || a.t - b.t);
-      for (let i = 0; i < count; i++) {
-        const id = touched[i]!;
-        let total = 0;
-        for (const { t, w } of weights) if (masks[id]! & (1 << t)) total += w;
-        scores[id] = total;
+      collectCandidates(state, contentLists);
+      scoreIdf(state, contentLists);
+    } else {
+      const idf = scoreBm25(state, contentLists);
+      if (boosted) {
+        addFieldBoost(state, lists.slice(terms.length, 2 * terms.length), rank.path);
+        addFieldBoost(state, lists.slice(2 * terms.length), rank.name);
       }
+      applyFileSignals(state, idf, rank);
+      roundScores(state);
     }
-    if (boosted) {
-      // Field matches: the file's path and the names the chunk declares.
-      for (let f = 0; f < 2; f++) {
-        const weight = f === 0 ? rank.path : rank.name;
-        if (weight === 0) continue;
-        for (let t = 0; t < q; t++) {
-          const list = lists[q * (f + 1) + t];
-          if (!list) continue;
-          const bit = 1 << t;
-          const boost = weight * bm25Idf(n, list.df);
-          for (let i = 0; i < list.chunkIds.length; i++) {
-            const id = list.chunkIds[i]!;
-            if (allowed && allowed[chunkFile[id]!] === 0) continue;
-            if (masks[id] === 0) continue; // fields refine content matches; they do not add candidates
-            masks[id]! |= bit;
-            scores[id]! += boost;
-          }
-        }
-      }
-    }
-    if (query.mode === 'bm25' && (rank.file > 0 || rank.coord > 0 || rank.prose !== 1)) {
-      // File-level evidence: which query terms each candidate's file matches anywhere.
-      const fileMask = new Map<number, number>();
-      for (let i = 0; i < count; i++) {
-        const id = touched[i]!;
-        const file = chunkFile[id]!;
-        fileMask.set(file, (fileMask.get(file) ?? 0) | masks[id]!);
-      }
-      for (let i = 0; i < count; i++) {
-        const id = touched[i]!;
-        const inFile = fileMask.get(chunkFile[id]!)!;
-        let score = scores[id]!;
-        if (rank.file > 0) {
-          const elsewhere = inFile & ~masks[id]!;
-          for (let t = 0; t < q; t++) if (elsewhere & (1 << t)) score += rank.file * termIdf[t]!;
-        }
-        if (rank.coord > 0) score *= Math.pow(popcount(inFile) / q, rank.coord);
-        if (rank.prose !== 1 && PROSE.has(view.fileLanguage(chunkFile[id]!))) score *= rank.prose;
-        scores[id] = score;
-      }
-    }
-    if (query.mode === 'bm25') {
-      // bm25 scores that are mathematically equal can differ in their last bits (the order terms
-      // were added in); rounding far below any meaningful difference lets them tie, and ties go
-      // to path. (idf sums are exact already: see above.)
-      for (let i = 0; i < count; i++) {
-        const id = touched[i]!;
-        scores[id] = Math.round(scores[id]! * 1e9) / 1e9;
-      }
-    }
-    ranked = capPerFile(touched, count, scores, chunkFile, query.topK);
-    rankedScores = ranked.map((id) => scores[id]!);
-    rankedMasks = ranked.map((id) => masks[id]!);
+    ranked = capPerFile(state.touched, state.count, state.scores, view.chunkFile, query.topK);
+    rankedScores = ranked.map((id) => state.scores[id]!);
+    rankedMasks = ranked.map((id) => state.masks[id]!);
   } finally {
-    for (let i = 0; i < count; i++) {
-      const id = touched[i]!;
-      scores[id] = 0;
-      masks[id] = 0;
+    for (let i = 0; i < state.count; i++) {
+      const id = state.touched[i]!;
+      state.scores[id] = 0;
+      state.masks[id] = 0;
     }
   }
   const records = await view.chunks(ranked);
@@ -231,7 +149,130 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       why: terms.filter((_, t) => (rankedMasks[i]! & (1 << t)) !== 0),
     };
   });
-  return { terms, hits, matched: count };
+  return { terms, hits, matched: state.count };
+}
+
+/** One query's working state: per-chunk scores and matched-term masks, and the candidates touched. */
+interface QueryState extends Scratch {
+  readonly view: IndexView;
+  readonly allowed: Uint8Array | undefined;
+  /** Number of query terms (bit t of a mask = term t matched). */
+  readonly terms: number;
+  /** Candidates so far, in `touched[0..count)`. */
+  count: number;
+}
+
+/** Visit the chunks of a posting list that pass the filters, marking each as matching `term`. */
+function forEachPosting(state: QueryState, list: PostingList, term: number, visit: (id: number, i: number) => void): void {
+  const { allowed, masks, touched } = state;
+  const chunkFile = state.view.chunkFile;
+  const bit = 1 << term;
+  const ids = list.chunkIds;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (allowed && allowed[chunkFile[id]!] === 0) continue;
+    if (masks[id] === 0) touched[state.count++] = id;
+    masks[id]! |= bit;
+    visit(id, i);
+  }
+}
+
+/** Mark every chunk matching a query term (the candidates), without scoring. */
+function collectCandidates(state: QueryState, lists: readonly (PostingList | undefined)[]): void {
+  lists.forEach((list, t) => {
+    if (list) forEachPosting(state, list, t, () => undefined);
+  });
+}
+
+/**
+ * `idf` (seed 000 §4.1): Σ log(1 + N/df) over matched terms, summed in ascending weight order so
+ * equal sets of weights give bit-identical totals whatever the term order (exact ties then fall
+ * to path and line order).
+ */
+function scoreIdf(state: QueryState, lists: readonly (PostingList | undefined)[]): void {
+  const n = state.view.stats.chunkCount;
+  const weights = lists.map((list, t) => ({ bit: 1 << t, w: list ? idfWeight(n, list.df) : 0 }));
+  weights.sort((a, b) => a.w - b.w || a.bit - b.bit);
+  for (let i = 0; i < state.count; i++) {
+    const id = state.touched[i]!;
+    let total = 0;
+    for (const { bit, w } of weights) if (state.masks[id]! & bit) total += w;
+    state.scores[id] = total;
+  }
+}
+
+/** BM25 over chunk text; returns each query term's idf (0 for terms not in the index). */
+function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[]): Float64Array {
+  const n = state.view.stats.chunkCount;
+  const lengths = state.view.chunkTokens;
+  const avg = state.view.stats.avgChunkTokens;
+  const idfs = new Float64Array(lists.length);
+  lists.forEach((list, t) => {
+    if (!list) return;
+    const idf = bm25Idf(n, list.df);
+    idfs[t] = idf;
+    const tfs = list.tfs;
+    forEachPosting(state, list, t, (id, i) => {
+      state.scores[id]! += bm25TermScore(idf, tfs[i]!, lengths[id]!, avg);
+    });
+  });
+  return idfs;
+}
+
+/** A field (path or declared names): weight × the field term's idf, for chunks that already match content. */
+function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefined)[], weight: number): void {
+  if (weight === 0) return;
+  const n = state.view.stats.chunkCount;
+  const { allowed, masks, scores } = state;
+  const chunkFile = state.view.chunkFile;
+  lists.forEach((list, t) => {
+    if (!list) return;
+    const bit = 1 << t;
+    const boost = weight * bm25Idf(n, list.df);
+    for (let i = 0; i < list.chunkIds.length; i++) {
+      const id = list.chunkIds[i]!;
+      // Fields refine content matches; they do not add candidates.
+      if (masks[id] === 0 || (allowed && allowed[chunkFile[id]!] === 0)) continue;
+      masks[id]! |= bit;
+      scores[id]! += boost;
+    }
+  });
+}
+
+/** File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, prose. */
+function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingProfile): void {
+  if (rank.file === 0 && rank.coord === 0 && rank.prose === 1) return;
+  const { masks, scores, touched, view } = state;
+  const chunkFile = view.chunkFile;
+  const fileMask = new Map<number, number>();
+  for (let i = 0; i < state.count; i++) {
+    const id = touched[i]!;
+    const file = chunkFile[id]!;
+    fileMask.set(file, (fileMask.get(file) ?? 0) | masks[id]!);
+  }
+  for (let i = 0; i < state.count; i++) {
+    const id = touched[i]!;
+    const inFile = fileMask.get(chunkFile[id]!)!;
+    let score = scores[id]!;
+    if (rank.file > 0) {
+      const elsewhere = inFile & ~masks[id]!;
+      for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
+    }
+    if (rank.coord > 0) score *= Math.pow(popcount(inFile) / state.terms, rank.coord);
+    if (rank.prose !== 1 && PROSE.has(view.fileLanguage(chunkFile[id]!))) score *= rank.prose;
+    scores[id] = score;
+  }
+}
+
+/**
+ * bm25 scores that are mathematically equal can differ in their last bits (the order terms were
+ * added in); rounding far below any meaningful difference lets them tie, and ties go to path.
+ */
+function roundScores(state: QueryState): void {
+  for (let i = 0; i < state.count; i++) {
+    const id = state.touched[i]!;
+    state.scores[id] = Math.round(state.scores[id]! * 1e9) / 1e9;
+  }
 }
 
 const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 'text']);
@@ -241,7 +282,6 @@ function popcount(v: number): number {
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
   return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
-
 
 /** The top `topK` in result order with at most MAX_PER_FILE per file; widens the heap until enough survive. */
 function capPerFile(touched: Uint32Array, count: number, scores: Float64Array, chunkFile: Uint32Array, topK: number): number[] {
