@@ -44,9 +44,17 @@ export class Denylist {
   }
 }
 
-const PRIVATE_KEY = /-----BEGIN ((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----/;
+const KEY_MARKER = '-----BEGIN ((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----';
+/** A PEM block as files hold it: the marker opens a line. */
+const PEM_BLOCK = new RegExp(`(^|\n)[ \t]*${KEY_MARKER}`);
+/** A PEM block embedded in a string (JSON, env-style config): the marker, an escaped newline, key material. */
+const ESCAPED_BLOCK = new RegExp(`${KEY_MARKER}(\\\\r)?\\\\n[A-Za-z0-9+/=]{16,}`);
 
-/** True when text holds a private key block: such a file is a secret whatever its name. */
+/**
+ * True when text holds a private key: such a file is a secret whatever its name. Code that only
+ * mentions the marker (a scanner, a test building a fixture) is not flagged: the marker must open
+ * a line, or be followed by key material inside an escaped string.
+ */
 export function containsPrivateKey(text: string): boolean {
-  return text.includes('PRIVATE KEY') && PRIVATE_KEY.test(text);
+  return text.includes('PRIVATE KEY') && (PEM_BLOCK.test(text) || ESCAPED_BLOCK.test(text));
 }
