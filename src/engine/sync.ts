@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ChunkParams, type ChunkSpan, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
+import { type ChunkParams, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { type ChunkFallback, treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
 import { isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
@@ -59,18 +59,13 @@ export function chunkStrategy(): ChunkStrategy {
   return treeSitterChunker;
 }
 
-
-interface Reusable {
-  readonly contentHash: string;
-  readonly spans: ChunkSpan[];
-  readonly symbols: OutlineSymbol[];
-  readonly fallback: ChunkFallback;
-}
+/** A file ready to index: its text, chunk spans and outline. */
+type IndexableFile = Extract<PreparedFile, { state: 'indexed' }>;
 
 /**
  * Build the index from the working tree and commit it as a new generation. Every file is read;
- * files unchanged since the previous generation (same stat and content hash) reuse its chunk
- * boundaries and outline instead of being parsed again, unless `force`. Parsing runs in worker
+ * files unchanged since the previous generation (same content hash) reuse its chunk boundaries
+ * and outline instead of being parsed again, unless `force`. Parsing runs in worker
  * threads when there is enough of it. The store makes the switch atomic.
  */
 export async function* runSync(ctx: RepoContext, store: IndexStore, options: { force?: boolean | undefined } = {}): AsyncGenerator<SyncEvent, void, undefined> {
@@ -115,13 +110,13 @@ export async function* runSync(ctx: RepoContext, store: IndexStore, options: { f
         outlines.push(symbols);
         fallbacks.push(FALLBACK_CODES.indexOf(fallback));
       };
-      const prepared: PreparedFile | Reusable & { state: 'indexed'; text: string } = reusable[fileId] ?? (await preparer.get(fileId));
+      const prepared: PreparedFile = reusable[fileId] ?? (await preparer.get(fileId));
       if (prepared.state !== 'indexed') {
         if ('error' in prepared && prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
         record(prepared.state);
         continue;
       }
-      if ('spans' in prepared && reusable[fileId]) reused++;
+      if (reusable[fileId]) reused++;
       if (prepared.fallback === 'parse-error' || prepared.fallback === 'too-large') {
         textFallbacks[prepared.fallback] = (textFallbacks[prepared.fallback] ?? 0) + 1;
         errors.push({ path: candidate.path, reason: prepared.fallback === 'parse-error' ? 'parse error: chunked as text, no outline' : 'too large to parse: chunked as text' });
@@ -236,7 +231,7 @@ async function identitiesOf(view: IndexView | undefined): Promise<Set<string>> {
  * checkout or a touch changes mtimes, not content). The text is returned too: postings are
  * rebuilt from it.
  */
-async function reusableFor(previous: IndexView | undefined, root: string, file: Candidate): Promise<(Reusable & { state: 'indexed'; text: string }) | undefined> {
+async function reusableFor(previous: IndexView | undefined, root: string, file: Candidate): Promise<IndexableFile | undefined> {
   if (!previous) return undefined;
   const fileId = previous.findFile(file.path);
   if (fileId < 0) return undefined;
