@@ -165,12 +165,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   let json = rest.includes('--json');
   try {
-    const parsed = parseArgs({
-      args: [...rest],
-      options: { ...GLOBAL_OPTIONS, ...spec.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    const options = { ...GLOBAL_OPTIONS, ...spec.options };
+    const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // after `--` everything is positional
+    const unknown = flags.find((arg) => arg.startsWith('--') && !(arg.slice(2).split('=')[0]! in options));
+    if (unknown !== undefined) throw unknownOption(name, unknown, Object.keys(options));
+    const parsed = parseArgs({ args: [...rest], options, allowPositionals: true, strict: true });
     const values = parsed.values as Record<string, string | boolean | undefined>;
     const positionals = parsed.positionals;
     json = values.json === true;
@@ -277,6 +276,15 @@ async function serve(engine: Engine, io: CliIo): Promise<void> {
   // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
   await engine.warmUp();
   await serveJsonl(engine, io.stdin, io.stdout, { log: (message) => io.stderr.write(`${message}\n`) });
+}
+
+/** A clear error for a misspelt flag, naming the closest real one. */
+function unknownOption(command: string, arg: string, known: readonly string[]): RepodexError {
+  const flag = arg.slice(2).split('=')[0]!;
+  const squash = (text: string): string => text.replace(/[-_]/g, '').toLowerCase();
+  const near = known.find((option) => squash(option) === squash(flag) || squash(option).startsWith(squash(flag)));
+  const hint = near ? `did you mean --${near}?` : `options: ${known.map((option) => `--${option}`).join(', ')}`;
+  return new RepodexError('BAD_REQUEST', `unknown option --${flag} for ${command}; ${hint} (see repodex ${command} --help)`);
 }
 
 function reportError(error: unknown, json: boolean, io: CliIo): number {
