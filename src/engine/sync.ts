@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ChunkParams, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { type ChunkFallback, treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
-import { isRepodexError } from '../core/errors.js';
+import { isErrnoException, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { FORMAT_VERSION, TOKENIZER_VERSION, TOOL_VERSION } from '../core/version.js';
 import { IndexBuilder } from '../index/builder.js';
@@ -20,7 +20,7 @@ import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
 import type { RepoContext } from './context.js';
 import { createPreparer } from './prepare-pool.js';
-import { type PrepareTask, type PreparedFile, contentHashOf, decodeText } from './prepare-file.js';
+import { type PrepareOptions, type PrepareTask, type PreparedFile, contentHashOf, decodeText, prepareFile } from './prepare-file.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
 export type SyncEvent =
@@ -59,8 +59,6 @@ export function chunkStrategy(): ChunkStrategy {
   return treeSitterChunker;
 }
 
-/** A file ready to index: its text, chunk spans and outline. */
-type IndexableFile = Extract<PreparedFile, { state: 'indexed' }>;
 
 /**
  * Build the index from the working tree and commit it as a new generation. Every file is read;
@@ -82,10 +80,12 @@ export async function* runSync(ctx: RepoContext, store: IndexStore, options: { f
   yield { type: 'scan', files: walk.files.length };
 
   const reuseFrom = !options.force && previous && previous.meta.chunker.params_key === paramsKey ? previous : undefined;
-  const reusable = await Promise.all(walk.files.map((file) => reusableFor(reuseFrom, ctx.paths.root, file)));
-  const tasks = walk.files.map((file, i): PrepareTask | undefined => (reusable[i] ? undefined : { path: file.path, size: file.size, language: languageOf(file.path) }));
+  const plans = walk.files.map((file) => planReuse(reuseFrom, ctx.paths.root, file));
+  const allTasks = walk.files.map((file): PrepareTask => ({ path: file.path, size: file.size, language: languageOf(file.path) }));
+  const tasks = allTasks.map((task, i) => (plans[i] ? undefined : task));
   const parseCount = tasks.filter((task) => task && hasAdapter(task.language)).length;
-  const preparer = await createPreparer(tasks, { root: ctx.paths.root, maxFileBytes: config.max_file_bytes, chunk: params }, parseCount);
+  const prepareOptions: PrepareOptions = { root: ctx.paths.root, maxFileBytes: config.max_file_bytes, chunk: params };
+  const preparer = await createPreparer(tasks, prepareOptions, parseCount);
 
   const builder = new IndexBuilder();
   const records: FileRecord[] = [];
@@ -110,13 +110,20 @@ export async function* runSync(ctx: RepoContext, store: IndexStore, options: { f
         outlines.push(symbols);
         fallbacks.push(FALLBACK_CODES.indexOf(fallback));
       };
-      const prepared: PreparedFile = reusable[fileId] ?? (await preparer.get(fileId));
+      const plan = plans[fileId];
+      let prepared: PreparedFile;
+      if (plan && reuseFrom) {
+        const outcome = await reuse(reuseFrom, plan, allTasks[fileId]!, prepareOptions);
+        prepared = outcome.file;
+        if (outcome.reused) reused++;
+      } else {
+        prepared = await preparer.get(fileId);
+      }
       if (prepared.state !== 'indexed') {
         if ('error' in prepared && prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
         record(prepared.state);
         continue;
       }
-      if (reusable[fileId]) reused++;
       if (prepared.fallback === 'parse-error' || prepared.fallback === 'too-large') {
         textFallbacks[prepared.fallback] = (textFallbacks[prepared.fallback] ?? 0) + 1;
         errors.push({ path: candidate.path, reason: prepared.fallback === 'parse-error' ? 'parse error: chunked as text, no outline' : 'too large to parse: chunked as text' });
@@ -225,28 +232,48 @@ async function identitiesOf(view: IndexView | undefined): Promise<Set<string>> {
   return identities;
 }
 
+/** A file the previous generation already chunked and outlined, with the content hash it had then. */
+interface ReusePlan {
+  readonly previousId: number;
+  readonly contentHash: string;
+}
+
 /**
- * The previous generation's chunks and outline for a file, when the file is provably the same:
- * read now, it has the content hash the previous generation recorded (its stat may differ: a
- * checkout or a touch changes mtimes, not content). The text is returned too: postings are
- * rebuilt from it.
+ * Whether a file can reuse the previous generation's chunks and outline: read now, it has the
+ * content hash the previous generation recorded (its stat may differ: a checkout or a touch
+ * changes mtimes, not content). Only the hash is kept, so planning holds no file text in memory.
  */
-async function reusableFor(previous: IndexView | undefined, root: string, file: Candidate): Promise<IndexableFile | undefined> {
+function planReuse(previous: IndexView | undefined, root: string, file: Candidate): ReusePlan | undefined {
   if (!previous) return undefined;
-  const fileId = previous.findFile(file.path);
-  if (fileId < 0) return undefined;
-  const record = previous.fileRecord(fileId);
+  const previousId = previous.findFile(file.path);
+  if (previousId < 0) return undefined;
+  const record = previous.fileRecord(previousId);
   if (record.state !== 'indexed' || record.size !== file.size) return undefined;
-  let text: string;
-  try {
-    text = decodeText(readFileSync(join(root, file.path)));
-  } catch {
-    return undefined; // unreadable now: prepare it afresh, which records why
-  }
-  const contentHash = contentHashOf(text);
-  if (contentHash !== Buffer.from(record.contentHash).toString('hex')) return undefined;
+  const text = readText(root, file.path);
+  const contentHash = Buffer.from(record.contentHash).toString('hex');
+  return text !== undefined && contentHashOf(text) === contentHash ? { previousId, contentHash } : undefined;
+}
+
+/**
+ * The reused file, read again for its postings. When it changed since planning (edited during
+ * the sync), it is prepared afresh instead, so the index always matches the text it was built from.
+ */
+async function reuse(previous: IndexView, plan: ReusePlan, task: PrepareTask, options: PrepareOptions): Promise<{ file: PreparedFile; reused: boolean }> {
+  const text = readText(options.root, task.path);
+  if (text === undefined || contentHashOf(text) !== plan.contentHash) return { file: await prepareFile(task, options), reused: false };
+  const record = previous.fileRecord(plan.previousId);
   const ids = Array.from({ length: record.chunkCount }, (_, i) => record.firstChunk + i);
   const spans = (await previous.chunks(ids)).map((chunk) => ({ startLine: chunk!.startLine, endLine: chunk!.endLine }));
-  const outline = await previous.outline(fileId);
-  return { state: 'indexed', text, contentHash, spans, symbols: outline.symbols, fallback: outline.fallback };
+  const outline = await previous.outline(plan.previousId);
+  return { file: { state: 'indexed', text, contentHash: plan.contentHash, spans, symbols: outline.symbols, fallback: outline.fallback }, reused: true };
+}
+
+/** A file's normalized text, or undefined when it cannot be read now (preparing it records why). */
+function readText(root: string, path: string): string | undefined {
+  try {
+    return decodeText(readFileSync(join(root, path)));
+  } catch (error) {
+    if (isErrnoException(error)) return undefined;
+    throw error;
+  }
 }
