@@ -2,22 +2,13 @@ import { readFileSync, readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, VOLATILE_META_FIELDS } from '../../src/index/meta.js';
-import { makeRepo, runCli, tempDir, prng } from '../helpers.js';
+import { makeRepo, runCli, tempDir, prng, pick, capitalize } from '../helpers.js';
 
 // "Two syncs of one tree give byte-identical artifacts": nothing in a generation may depend on
 // wall-clock time, readdir order, hash-map iteration order or the process that wrote it.
 
-
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'retry', 'validate'];
 const NOUNS = ['config', 'buffer', 'token', 'segment', 'cursor', 'ledger', 'socket', 'session', 'payload', 'cache'];
-
-function pick<T>(rng: () => number, items: readonly T[]): T {
-  return items[Math.floor(rng() * items.length)]!;
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
 
 /** A generated module in one of a few languages, with overlapping vocabulary so terms have long postings. */
 function generatedFile(rng: () => number, index: number): [string, string] {

@@ -2,23 +2,14 @@ import { appendFileSync, existsSync, readFileSync, rmSync, utimesSync, writeFile
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS } from '../../src/index/meta.js';
-import { type CliRun, makeRepo, runCli, tempDir, prng } from '../helpers.js';
+import { type CliRun, makeRepo, runCli, tempDir, prng, pick, capitalize } from '../helpers.js';
 
 // Incremental sync (files unchanged since the previous generation reuse its chunk boundaries and
 // outline) and worker-thread preparation must both be invisible in the artifacts: whatever path a
 // sync takes, the generation it writes is byte-identical to a `sync --force` of the same tree.
 
-
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'retry', 'validate'];
 const NOUNS = ['config', 'buffer', 'token', 'segment', 'cursor', 'ledger', 'socket', 'session', 'payload', 'cache'];
-
-function pick<T>(rng: () => number, items: readonly T[]): T {
-  return items[Math.floor(rng() * items.length)]!;
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
 
 function pad(index: number): string {
   return String(index).padStart(3, '0');
