@@ -1,5 +1,5 @@
 import { endianness } from 'node:os';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../core/crc32.js';
 import { RepodexError } from '../core/errors.js';
 import { FORMAT_VERSION } from '../core/version.js';
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../../core/crc32.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import type { RepoPaths } from '../../core/paths.js';
 import { FORMAT_VERSION } from '../../core/version.js';
