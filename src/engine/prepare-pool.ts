@@ -66,6 +66,7 @@ class PoolPreparer implements Preparer {
   private readonly pending = new Map<number, Pending>();
   private next = 0;
   private failure: Error | undefined;
+  private closing = false;
 
   constructor(
     WorkerClass: typeof Worker,
@@ -93,7 +94,8 @@ class PoolPreparer implements Preparer {
       });
       worker.on('error', (error) => this.fail(error));
       worker.on('exit', (code) => {
-        if (code !== 0 && !this.failure) this.fail(new Error(`sync worker exited with code ${code}`));
+        // Any exit before close() leaves its batches unanswered: fail them rather than wait forever.
+        if (!this.closing && !this.failure) this.fail(new Error(`sync worker exited with code ${code}`));
       });
       this.workers.push(worker);
       // Two batches in flight per worker, so it never waits for a round trip.
@@ -125,6 +127,7 @@ class PoolPreparer implements Preparer {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.workers.map((worker) => worker.terminate()));
   }
 }
