@@ -9,6 +9,15 @@ export const SKIP_DIRS: ReadonlySet<string> = new Set([
   '.next', '.nuxt', '.turbo', '.cache', 'coverage', '.yarn',
 ]);
 
+/**
+ * Files never indexed: dependency lock files are generated, huge and full of package names that
+ * match every query about dependencies, and nobody edits them by hand.
+ */
+export const SKIP_FILES: ReadonlySet<string> = new Set([
+  'package-lock.json', 'npm-shrinkwrap.json', 'pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'composer.lock',
+  'Cargo.lock', 'Gemfile.lock', 'poetry.lock', 'Pipfile.lock', 'uv.lock', 'go.sum', 'flake.lock', 'deno.lock',
+]);
+
 /** Per-folder ignore file names, read at every level of the walk (nearest wins). */
 export const NESTED_IGNORE_FILES = ['.gitignore', '.ignore'] as const;
 

@@ -5,7 +5,7 @@ import { includedExtensions } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import { repoPaths } from '../core/paths.js';
 import type { Denylist } from '../safety/denylist.js';
-import { NESTED_IGNORE_FILES, SKIP_DIRS, isIgnored, layerFromPatterns, readIgnoreFile, type RuleLayer } from './ignore-rules.js';
+import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, isIgnored, layerFromPatterns, readIgnoreFile, type RuleLayer } from './ignore-rules.js';
 import { extensionOf } from './language.js';
 
 /** A file the walk selected for indexing, with the stat that dirty checks compare. */
@@ -94,7 +94,7 @@ export function walkRepository(root: string, config: Config, denylist: Denylist)
         continue;
       }
       if (!entry.isFile()) continue;
-      if (!extensions.has(extensionOf(entry.name))) continue;
+      if (SKIP_FILES.has(entry.name) || !extensions.has(extensionOf(entry.name))) continue;
       if (!config.include_declaration_files && DECLARATION_FILE.test(entry.name)) continue;
       if (denylist.matches(rel) || isIgnored(layers, rel, false)) continue;
       const stat = statOrError(join(dirAbs, entry.name), rel, errors);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
-import { DEFAULT_RANKING, PLAIN_BM25, rankingFromEnv } from './ranking.js';
+import { DEFAULT_RANKING, PLAIN_BM25, isTestPath, rankingFromEnv } from './ranking.js';
 
 describe('rankingFromEnv', () => {
   it('defaults to the measured profile and REPODEX_BOOSTS=0 turns every structure signal off', () => {
@@ -64,5 +64,27 @@ describe('structure signals change the ranking the way they claim', () => {
     const report = await createEngine({ root }).search({ q: 'retry backoff', mode: 'idf' });
     expect(report.results.map((hit) => hit.why)).toEqual([['backoff'], ['backoff']]);
     expect(report.results[0]!.score).toBe(report.results[1]!.score);
+  });
+});
+
+describe('isTestPath', () => {
+  it('knows the test conventions of the common ecosystems', () => {
+    for (const path of ['test/a.ts', 'src/__tests__/a.tsx', 'pkg/tests/test_api.py', 'lib/router.test.ts', 'lib/router.spec.js', 'test_util.py', 'server/handler_test.go', 'src/RouterTest.java', 'spec/models/user_spec.rb', 'e2e/login.ts']) {
+      expect(isTestPath(path), path).toBe(true);
+    }
+    for (const path of ['src/router.ts', 'src/testing-library-adapter.ts', 'lib/contest.py', 'src/attestation.go', 'docs/latest.md']) {
+      expect(isTestPath(path), path).toBe(false);
+    }
+  });
+});
+
+describe('test files', () => {
+  it('the same code ranks lower in a test file than in the implementation', async () => {
+    const code = 'export function parseInvoiceTotal(lines: string[]) { return lines.length; }\n';
+    const root = makeRepo({ 'src/__tests__/invoice.ts': code, 'src/zinvoice.ts': code });
+    const plain = await createEngine({ root, ranking: PLAIN_BM25 }).search({ q: 'parse invoice total' });
+    const boosted = await createEngine({ root }).search({ q: 'parse invoice total' });
+    expect(plain.results.map((hit) => hit.path)).toEqual(['src/__tests__/invoice.ts', 'src/zinvoice.ts']);
+    expect(boosted.results.map((hit) => hit.path)).toEqual(['src/zinvoice.ts', 'src/__tests__/invoice.ts']);
   });
 });

@@ -15,13 +15,15 @@ export interface RankingProfile {
   readonly coord: number;
   /** Multiplier for prose and data files (Markdown, JSON, YAML, TOML, text): code answers "where". */
   readonly prose: number;
+  /** Multiplier for test files (by path: `test/`, `__tests__/`, `*.test.ts`, `test_*.py`, …). */
+  readonly test: number;
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 1, name: 2, file: 1, coord: 1, prose: 0.7 };
+export const DEFAULT_RANKING: RankingProfile = { path: 1, name: 2, file: 1, coord: 1, prose: 0.7, test: 0.7 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
-export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1 };
+export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1 };
 
 const KEYS = Object.keys(DEFAULT_RANKING) as (keyof RankingProfile)[];
 
@@ -48,4 +50,12 @@ export function rankingFromEnv(env: NodeJS.ProcessEnv = process.env): RankingPro
     profile[key] = value;
   }
   return profile as unknown as RankingProfile;
+}
+
+const TEST_DIR = /(^|\/)(tests?|__tests__|specs?|e2e|testing|testdata|fixtures)\//i;
+const TEST_FILE = /(\.(test|spec)\.[^/]+$)|((^|\/)test_[^/]+\.py$)|(_test\.(py|go|rb|exs?)$)|((Tests?|Spec)\.(java|kt|cs|scala|swift)$)|(_spec\.rb$)/;
+
+/** True for paths that hold tests, by the conventions of the common ecosystems. */
+export function isTestPath(path: string): boolean {
+  return TEST_DIR.test(path) || TEST_FILE.test(path);
 }

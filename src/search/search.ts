@@ -4,7 +4,7 @@ import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { queryTerms } from '../text/tokenizer.js';
 import { NAME_FIELD, PATH_FIELD } from '../index/builder.js';
-import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
+import { DEFAULT_RANKING, type RankingProfile, isTestPath } from './ranking.js';
 import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
 import { selectTop } from './select.js';
 
@@ -241,7 +241,7 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 
 /** File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, prose. */
 function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingProfile): void {
-  if (rank.file === 0 && rank.coord === 0 && rank.prose === 1) return;
+  if (rank.file === 0 && rank.coord === 0 && rank.prose === 1 && rank.test === 1) return;
   const { masks, scores, touched, view } = state;
   const chunkFile = view.chunkFile;
   const fileMask = new Map<number, number>();
@@ -260,6 +260,7 @@ function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingPr
     }
     if (rank.coord > 0) score *= Math.pow(popcount(inFile) / state.terms, rank.coord);
     if (rank.prose !== 1 && PROSE.has(view.fileLanguage(chunkFile[id]!))) score *= rank.prose;
+    if (rank.test !== 1 && testFiles(view)[chunkFile[id]!] === 1) score *= rank.test;
     scores[id] = score;
   }
 }
@@ -273,6 +274,19 @@ function roundScores(state: QueryState): void {
     const id = state.touched[i]!;
     state.scores[id] = Math.round(state.scores[id]! * 1e9) / 1e9;
   }
+}
+
+const testFileCache = new WeakMap<IndexView, Uint8Array>();
+
+/** Which files are tests, computed once per loaded index. */
+function testFiles(view: IndexView): Uint8Array {
+  let flags = testFileCache.get(view);
+  if (!flags) {
+    flags = new Uint8Array(view.fileCount);
+    for (let f = 0; f < view.fileCount; f++) flags[f] = isTestPath(view.filePath(f)) ? 1 : 0;
+    testFileCache.set(view, flags);
+  }
+  return flags;
 }
 
 const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 'text']);
