@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
-import { DEFAULT_RANKING, PLAIN_BM25, isTestPath, rankingFromEnv } from './ranking.js';
+import { isTestPath } from '../scan/test-paths.js';
+import { DEFAULT_RANKING, PLAIN_BM25, rankingFromEnv } from './ranking.js';
 
 describe('rankingFromEnv', () => {
   it('defaults to the measured profile and REPODEX_BOOSTS=0 turns every structure signal off', () => {

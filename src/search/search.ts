@@ -4,7 +4,8 @@ import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { queryTerms } from '../text/tokenizer.js';
 import { NAME_FIELD, PATH_FIELD } from '../index/builder.js';
-import { DEFAULT_RANKING, type RankingProfile, isTestPath } from './ranking.js';
+import { isTestPath } from '../scan/test-paths.js';
+import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
 import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
 import { selectTop } from './select.js';
 
