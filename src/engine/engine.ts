@@ -209,16 +209,21 @@ export class Engine {
   /**
    * Load the index and run a few searches over its own terms, so a long-running server answers
    * its first real queries with compiled code instead of paying JIT warm-up on them. Bounded by
-   * `budgetMs`; does nothing without a readable index.
+   * `budgetMs` of work; yields to the event loop after every search, so requests that arrive
+   * meanwhile are answered between warm-up searches, not after them. Does nothing without a
+   * readable index.
    */
   async warmUp(budgetMs = 150): Promise<void> {
     const view = await this.usableView();
     if (!view) return;
-    const started = performance.now();
     const terms = view.sampleTerms(96);
-    for (let i = 0; i < terms.length && performance.now() - started < budgetMs; i++) {
+    let spent = 0;
+    for (let i = 0; i < terms.length && spent < budgetMs; i++) {
       const q = [terms[i], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' ');
+      const started = performance.now();
       await search(view, { q, topK: DEFAULT_TOP_K, mode: i % 4 === 3 ? 'idf' : 'bm25', ranking: this.options.ranking });
+      spent += performance.now() - started;
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
