@@ -4,7 +4,7 @@ import { defaultConfigText } from '../core/config.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { isLockHeld } from '../index/lock.js';
-import { DATA_DIR_NAME } from '../core/paths.js';
+import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
 import { DEFAULT_TOP_K, type LexicalMode, MAX_TOP_K, type SearchHit, search } from '../search/search.js';
@@ -79,11 +79,15 @@ export class Engine {
   /** How many times index artifacts were loaded from the store (observable for tests and benchmarks). */
   loads = 0;
 
+  private readonly paths: RepoPaths;
+
   constructor(
     readonly root: string,
     private readonly store: IndexStore,
     private readonly options: EngineOptions,
-  ) {}
+  ) {
+    this.paths = repoPaths(root);
+  }
 
   private context(): RepoContext {
     return loadContext(this.root);
@@ -91,7 +95,7 @@ export class Engine {
 
   /** Create `.repodex/` with the default config and ignore file; never overwrites. */
   init(): InitReport {
-    const dataDir = join(this.root, DATA_DIR_NAME);
+    const dataDir = this.paths.dataDir;
     mkdirSync(dataDir, { recursive: true });
     const created: string[] = [];
     const existing: string[] = [];
@@ -137,7 +141,7 @@ export class Engine {
 
   /** The loaded index, reloading when meta.json changed (a sync committed) since it was loaded. */
   async view(): Promise<IndexView> {
-    const stamp = metaStamp(join(this.root, DATA_DIR_NAME, 'meta.json'));
+    const stamp = metaStamp(this.paths.meta);
     if (this.cached && this.cached.metaStamp === stamp) return this.cached.view;
     if (stamp === '') throw new RepodexError('INDEX_MISSING');
     const view = await this.store.open();
@@ -159,7 +163,7 @@ export class Engine {
 
   /** True while another process holds the sync lock. */
   syncRunning(): boolean {
-    return isLockHeld(join(this.root, DATA_DIR_NAME, 'lock'));
+    return isLockHeld(this.paths.lock);
   }
 
   /** Whether this engine may build or refresh the index on its own. */

@@ -10,7 +10,7 @@ import type { OutlineSymbol } from '../lang/types.js';
 import { containsPrivateKey } from '../safety/denylist.js';
 import { sniffBinary } from '../scan/binary.js';
 import type { Language } from '../scan/language.js';
-import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { decodeText, splitLines } from '../text/normalize.js';
 
 /** One file to prepare for indexing (a walk candidate with its language). */
 export interface PrepareTask {
@@ -39,15 +39,6 @@ export interface PrepareOptions {
   readonly root: string;
   readonly maxFileBytes: number;
   readonly chunk: ChunkParams;
-}
-
-const utf8 = new TextDecoder('utf-8');
-
-/** Decoded, normalized text of a file's bytes (BOM dropped, CRLF/CR → LF). */
-export function decodeText(bytes: Uint8Array): string {
-  let text = utf8.decode(bytes);
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return normalizeNewlines(text);
 }
 
 /** sha256 of normalized text, hex: a file's content identity. */

@@ -3,7 +3,7 @@ import { errorMessage } from '../core/errors.js';
 import { containsPrivateKey } from '../safety/denylist.js';
 import type { PathGuard } from '../safety/path-guard.js';
 import { sniffBinary } from '../scan/binary.js';
-import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { decodeText, splitLines } from '../text/normalize.js';
 
 /** Longest line a response carries; longer lines (minified code) are cut and flagged. */
 export const MAX_LINE_CHARS = 2000;
@@ -38,9 +38,7 @@ export function readRepoFile(guard: PathGuard, path: string, maxBytes: number): 
   if (sniffBinary(bytes) !== undefined) {
     return { ok: false, blocked: true, reason: `${checked.path} is a binary file`, hint: 'only text files are served' };
   }
-  let text = bytes.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  text = normalizeNewlines(text);
+  const text = decodeText(bytes);
   if (containsPrivateKey(text)) {
     return { ok: false, blocked: true, reason: `${checked.path} contains a private key`, hint: 'secrets are never indexed or served' };
   }

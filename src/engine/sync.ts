@@ -16,11 +16,11 @@ import type { OutlineSymbol } from '../lang/types.js';
 import { languageOf } from '../scan/language.js';
 import { type Candidate, type SoftError, walkRepository } from '../scan/walker.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
-import { splitLines } from '../text/normalize.js';
+import { decodeText, splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
 import type { RepoContext } from './context.js';
 import { createPreparer } from './prepare-pool.js';
-import { type PrepareOptions, type PrepareTask, type PreparedFile, contentHashOf, decodeText, prepareFile } from './prepare-file.js';
+import { type PrepareOptions, type PrepareTask, type PreparedFile, contentHashOf, prepareFile } from './prepare-file.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
 export type SyncEvent =

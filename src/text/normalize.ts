@@ -10,3 +10,12 @@ export function splitLines(text: string): string[] {
   if (lines[lines.length - 1] === '') lines.pop();
   return lines;
 }
+
+const utf8 = new TextDecoder('utf-8');
+
+/** Decoded, normalized text of a file's bytes (BOM dropped, CRLF/CR → LF): the one rule for indexing and serving. */
+export function decodeText(bytes: Uint8Array): string {
+  let text = utf8.decode(bytes);
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return normalizeNewlines(text);
+}
