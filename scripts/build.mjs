@@ -15,6 +15,8 @@ const common = {
   legalComments: 'none',
   minify: process.env.REPODEX_BUILD_MINIFY !== "0",
   logLevel: 'warning',
+  // The watcher's native binding is found at run time among its platform packages: not bundleable.
+  external: ['@parcel/watcher'],
   // Bundled CommonJS dependencies expect `require`; give the ESM bundle one.
   banner: { js: "import { createRequire as __repodexCreateRequire } from 'node:module'; const require = __repodexCreateRequire(import.meta.url);" },
 };
@@ -22,10 +24,10 @@ const common = {
 rmSync('dist', { recursive: true, force: true });
 await build({
   ...common,
-  entryPoints: { cli: 'src/frontends/cli/main.ts' },
+  entryPoints: { cli: 'src/frontends/cli/bin.ts' },
   // Code reached only through dynamic import (the tree-sitter runtime) goes to its own chunk, so
   // commands that never parse do not compile it at startup.
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
 });
-await build({ ...common, entryPoints: { 'sync-worker': 'src/engine/sync-worker.ts' } });
+await build({ ...common, entryPoints: { 'parse-worker': 'src/engine/parse-worker.ts', 'sync-worker': 'src/sync-worker.ts' } });

@@ -1,6 +1,12 @@
 import { discoverRoot, repoPaths } from './core/paths.js';
+import { RepodexError } from './core/errors.js';
+import { loadContext } from './engine/context.js';
 import { Engine } from './engine/engine.js';
+import type { SyncSummary } from './engine/sync.js';
+import { RepoWatcher, WatchLoop, WatchProbe, parcelSubscribe } from './engine/watch.js';
+import { workerRunner } from './engine/worker-runner.js';
 import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
+import type { IndexStore } from './store/backend.js';
 import { FsStore } from './store/fs/fs-store.js';
 
 /** Options every front end accepts for choosing a repository. */
@@ -18,8 +24,68 @@ export function autoIndexEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
   return env.REPODEX_INDEXING !== '0' && env.REPODEX_INDEXING?.toLowerCase() !== 'off';
 }
 
-/** The only place that picks concrete backends: today the embedded file store. */
+/** The backends `REPODEX_STORE` can name (only the embedded one exists so far). */
+export const STORES = ['fs'] as const;
+
+/** The index store for a root: the embedded file store under `.repodex/` (`REPODEX_STORE` picks another once one exists). */
+export function createStore(root: string, env: NodeJS.ProcessEnv = process.env): IndexStore {
+  const kind = env.REPODEX_STORE ?? 'fs';
+  if (kind !== 'fs') throw new RepodexError('ENV_INVALID', `REPODEX_STORE=${kind}: the stores are ${STORES.join(', ')}`);
+  return new FsStore(repoPaths(root).dataDir);
+}
+
+/** The only place that picks concrete backends: an engine for one-shot commands (syncs in this thread, stat-based freshness). */
 export function createEngine(options: ComposeOptions = {}): Engine {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root);
-  return new Engine(root, new FsStore(repoPaths(root)), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv() });
+  return new Engine(root, createStore(root), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv() });
+}
+
+/** A long-running server's engine: syncs in a worker thread, freshness from a file watcher (falling back to stats). */
+export interface ServerEngine {
+  readonly engine: Engine;
+  /** Why there is no file watching (the engine then checks stats on every request), or undefined. */
+  readonly watchProblem: string | undefined;
+  /**
+   * Re-index changes in the background as they happen (`watch`, `serve --watch`): debounced,
+   * coalesced, one sync at a time; reads meanwhile answer from the previous generation with a
+   * warning. Runs one sync first. `debounceMs` defaults to config `watch.debounce_ms`; returns
+   * the one in use. Throws WATCH_UNAVAILABLE without a watcher.
+   */
+  watch(debounceMs: number | undefined, events: { onSync?(summary: SyncSummary): void; onError?(error: unknown): void }): Promise<number>;
+  /** Stop watching (a running sync is interrupted, nothing half-written is left) and stop the sync worker. */
+  close(): Promise<void>;
+}
+
+/** Compose a server's engine: a watcher (parcel) feeding a freshness probe, and a worker-thread sync runner. */
+export async function createServerEngine(options: ComposeOptions = {}): Promise<ServerEngine> {
+  const root = discoverRoot(options.cwd ?? process.cwd(), options.root);
+  const store = createStore(root);
+  const watcher = new RepoWatcher(root, parcelSubscribe);
+  let watchProblem: string | undefined;
+  try {
+    await watcher.start();
+  } catch (error) {
+    watchProblem = error instanceof Error ? error.message : String(error);
+  }
+  const runner = workerRunner(root, store);
+  const probe = new WatchProbe(watcher);
+  const engine = new Engine(root, store, { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), probe, runner });
+  let loop: WatchLoop | undefined;
+  return {
+    engine,
+    watchProblem,
+    async watch(debounceMs, events) {
+      if (watchProblem !== undefined) throw new RepodexError('WATCH_UNAVAILABLE', watchProblem);
+      const debounce = debounceMs ?? loadContext(root).loaded.config.watch.debounce_ms;
+      loop = new WatchLoop(engine, watcher, debounce, events);
+      probe.refreshesInBackground = true;
+      await loop.syncNow();
+      return debounce;
+    },
+    async close() {
+      await loop?.stop();
+      await watcher.stop();
+      await runner.close();
+    },
+  };
 }

@@ -1,9 +1,12 @@
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { Artifact } from '../src/index/format.js';
+import { type Manifest, decodeManifest } from '../src/index/manifest.js';
+import { Segment } from '../src/index/segment.js';
 
 /** The repodex checkout under test. */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,4 +85,47 @@ export function pick<T>(rng: () => number, items: readonly T[]): T {
 /** `word` → `Word`, for generated identifiers. */
 export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The fields of meta.json that legitimately differ between two syncs of the same tree. */
+export const VOLATILE_META_FIELDS = ['generation', 'manifest', 'synced_at', 'duration_ms', 'checksum'] as const;
+
+/** What a root's current generation holds on disk: meta.json, the manifest (decoded and raw) and each segment's bytes, in manifest order. */
+export interface IndexOnDisk {
+  readonly meta: Record<string, unknown> & { generation: number; manifest: { name: string } };
+  readonly manifestBytes: Buffer;
+  readonly manifest: Manifest;
+  readonly segments: { readonly name: string; readonly bytes: Buffer }[];
+}
+
+/** Read the current generation of the index under `root` (copies of the bytes: later syncs may delete the files). */
+export function readIndex(root: string): IndexOnDisk {
+  const dataDir = join(root, '.repodex');
+  const meta = JSON.parse(readFileSync(join(dataDir, 'meta.json'), 'utf8')) as IndexOnDisk['meta'];
+  const manifestBytes = readFileSync(join(dataDir, meta.manifest.name));
+  const manifest = decodeManifest(Artifact.fromBuffer(meta.manifest.name, 'GENR', manifestBytes));
+  const segments = manifest.segments.map((ref) => ({ name: ref.name, bytes: readFileSync(join(dataDir, ref.name)) }));
+  return { meta, manifestBytes, manifest, segments };
+}
+
+/** meta.json without its volatile fields, as text (key order kept). */
+export function stableMeta(meta: Record<string, unknown>): string {
+  const copy: Record<string, unknown> = { ...meta };
+  for (const field of VOLATILE_META_FIELDS) delete copy[field];
+  return JSON.stringify(copy, null, 2);
+}
+
+/** The ids of every live chunk in the current generation of `root`, in segment order. */
+export function liveChunkIds(root: string): number[] {
+  const index = readIndex(root);
+  const ids: number[] = [];
+  index.segments.forEach(({ name, bytes }, s) => {
+    const segment = Segment.fromBuffer(name, bytes);
+    const dead = new Set(index.manifest.dead[s]);
+    for (let f = 0; f < segment.files.count; f++) {
+      if (dead.has(f)) continue;
+      for (let c = segment.files.chunkStart[f]!; c < segment.files.chunkStart[f + 1]!; c++) ids.push(segment.chunks.ids[c]!);
+    }
+  });
+  return ids;
 }

@@ -23,6 +23,10 @@ const ChunkConfigSchema = z.strictObject({
   overlap_lines: z._default(z.int().check(z.minimum(0), z.maximum(40)), 10),
 });
 
+const WatchConfigSchema = z.strictObject({
+  debounce_ms: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 500),
+});
+
 /** Schema of `.repodex/config.json`; unknown keys are rejected so typos surface instead of being ignored. */
 export const ConfigSchema = z.strictObject({
   project_type: z._default(z.enum(['auto', 'ts']), 'auto'),
@@ -32,6 +36,10 @@ export const ConfigSchema = z.strictObject({
   max_file_bytes: z._default(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024)), 1024 * 1024),
   denylist: z._default(z.array(z.string().check(z.minLength(1))), []),
   chunk: z._default(ChunkConfigSchema, { target_lines: 60, max_lines: MAX_CHUNK_LINES, overlap_lines: 10 }),
+  /** Build a missing index and refresh a stale one before answering (REPODEX_INDEXING=0 also turns it off). */
+  auto_index: z._default(z.boolean(), true),
+  /** How `watch` and `serve --watch` batch file events: re-index once events have been quiet this long. */
+  watch: z._default(WatchConfigSchema, { debounce_ms: 500 }),
 });
 
 /** The parsed configuration with defaults applied. */

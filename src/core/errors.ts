@@ -3,15 +3,18 @@ export const ERROR_CODES = {
   // user errors (exit 1)
   NOT_INITIALIZED: 'no .repodex/ here: run `repodex init` (or `repodex sync`, which initializes) in the repository',
   INDEX_MISSING: 'index missing: run `repodex sync`',
-  INDEX_INCOMPATIBLE: 'index was written by an incompatible version: run `repodex sync --force`',
-  INDEX_CORRUPT: 'index is damaged: run `repodex sync --force`',
+  INDEX_INCOMPATIBLE: 'index was written by another version of repodex or with other rules: run `repodex sync`',
+  INDEX_CORRUPT: 'index is damaged: run `repodex sync` (it rebuilds)',
+  INDEX_STALE: 'index is stale and automatic indexing is off: run `repodex sync`',
   CONFIG_INVALID: 'config is invalid: fix .repodex/config.json or delete it and run `repodex init`',
   IGNORE_UNREADABLE: 'an ignore file could not be read: fix its permissions or remove it',
   LOCKED: 'another sync is running: wait for it to finish',
+  LOCK_DENIED: 'cannot take the writer lock: fix the permissions of .repodex/ (or run repodex as the user who owns it)',
   BAD_REQUEST: 'bad request',
-  BAD_PATH: 'path rejected',
+  WATCH_UNAVAILABLE: 'file watching is not available here: run `repodex sync` after changes instead',
   ROOT_NOT_FOUND: 'root directory not found: pass an existing directory with --root',
   ENV_INVALID: 'an environment variable is invalid: fix or unset it',
+  ABORTED: 'interrupted: the index was left as it was before',
   // internal errors (exit 2)
   INTERNAL: 'internal error',
 } as const;
@@ -24,13 +27,16 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INDEX_MISSING',
   'INDEX_INCOMPATIBLE',
   'INDEX_CORRUPT',
+  'INDEX_STALE',
   'CONFIG_INVALID',
   'IGNORE_UNREADABLE',
   'LOCKED',
+  'LOCK_DENIED',
   'BAD_REQUEST',
-  'BAD_PATH',
+  'WATCH_UNAVAILABLE',
   'ROOT_NOT_FOUND',
   'ENV_INVALID',
+  'ABORTED',
 ]);
 
 /** The one error type repodex throws on purpose: a code, a message that says what to do next, optional detail. */
@@ -48,6 +54,16 @@ export class RepodexError extends Error {
   /** True when the user can fix it (exit code 1); false for bugs and environment failures (exit code 2). */
   get isUserError(): boolean {
     return USER_CODES.has(this.code);
+  }
+
+  /** A plain object that crosses a worker boundary (structured clone drops the class). */
+  toWire(): { code: ErrorCode; detail: string | undefined } {
+    return { code: this.code, detail: this.detail };
+  }
+
+  /** Rebuild an error sent with `toWire`. */
+  static fromWire(wire: { code: ErrorCode; detail: string | undefined }): RepodexError {
+    return new RepodexError(wire.code in ERROR_CODES ? wire.code : 'INTERNAL', wire.detail);
   }
 }
 

@@ -5,27 +5,18 @@ import { RepodexError } from './errors.js';
 /** Name of the per-repository data directory. */
 export const DATA_DIR_NAME = '.repodex';
 
-/** Where every repodex file of one repository lives. */
+/** Where the user's repodex files of one repository live (the store decides where its index files go). */
 export interface RepoPaths {
   readonly root: string;
   readonly dataDir: string;
   readonly config: string;
   readonly ignore: string;
-  readonly meta: string;
-  readonly lock: string;
 }
 
 /** Paths for a repository root. */
 export function repoPaths(root: string): RepoPaths {
   const dataDir = join(root, DATA_DIR_NAME);
-  return {
-    root,
-    dataDir,
-    config: join(dataDir, 'config.json'),
-    ignore: join(dataDir, 'ignore'),
-    meta: join(dataDir, 'meta.json'),
-    lock: join(dataDir, 'lock'),
-  };
+  return { root, dataDir, config: join(dataDir, 'config.json'), ignore: join(dataDir, 'ignore') };
 }
 
 /**

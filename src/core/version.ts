@@ -1,18 +1,30 @@
-/** Version of the repodex package, reported by `status` and recorded in meta.json. */
-export const TOOL_VERSION = '0.1.0';
+import packageJson from '../../package.json' with { type: 'json' };
+
+/** Version of the repodex package (from package.json), reported by `status` and recorded in meta.json. */
+export const TOOL_VERSION: string = packageJson.version;
 
 /**
- * On-disk format version of every `.bin` artifact and of meta.json. Bump on any layout change.
+ * On-disk layout version of every artifact (`.rpdx` files and meta.json). Bump on any layout
+ * change a reader could trip over; readers refuse other versions (INDEX_INCOMPATIBLE → rebuild).
  * Log:
  *   1 — first format: sectioned files (header + TOC), files/chunks/terms/postings.
  *   2 — symbols.bin (outlines, per-file chunking mode); chunks.bin SYMP (symbol path per chunk);
  *       path and declared-name field terms in terms/postings.
+ *   3 — segments: an index generation is a manifest (gen-N.rpdx) over immutable segments
+ *       (seg-N.rpdx) with per-file tombstones; the TOC moved to the end of each file and every
+ *       section, the TOC and the header carry their own CRC-32; chunk ids are stable, stored per
+ *       chunk (CIDS); the parse cache (parse-cache.rpdx).
  */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 
 /**
- * Version of the tokenizer rules; part of the index identity because a change in tokenization
- * changes every posting. Log:
- *   1 — identifiers split on case, underscore, hyphen and digit boundaries; whole identifier kept.
+ * Version of the rules that decide what the index contains: tokenizer, chunkers, field terms,
+ * snippets, symbol paths, chunk ids. An index built with other rules is stale (answers would
+ * differ from a fresh build) and is rebuilt, never served. Bump on any such change.
+ * Log:
+ *   1 — tokenizer: identifiers split on case, underscore, hyphen and digit boundaries, whole
+ *       identifier kept, English stopwords; tree-sitter declaration chunks (text fallback);
+ *       path and declared-name fields; 3-line snippets; chunk id = first 4 bytes of
+ *       sha256(path ‖ chunk_index ‖ chunk_hash), probing upwards on collision.
  */
-export const TOKENIZER_VERSION = 1;
+export const FEATURE_VERSION = 1;

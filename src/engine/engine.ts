@@ -2,21 +2,24 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
+import { createFileAtomic } from '../core/fs-atomic.js';
 import { readGitHead } from '../core/git.js';
-import { isLockHeld } from '../index/lock.js';
 import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
+import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
 import { DEFAULT_TOP_K, type LexicalMode, MAX_TOP_K, type SearchHit, search } from '../search/search.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
-import { createFileAtomic } from '../core/fs-atomic.js';
 import { type RepoContext, loadContext } from './context.js';
-import { type FetchReport, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
-import { type FilesReport, listFiles } from './files.js';
+import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
+import { type FileList, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
 import { type OutlineReport, outlineFile } from './outline.js';
-import { type StatusReport, computeStatus, indexStaleness } from './status.js';
-import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
+import { type ChangeProbe, statProbe } from './probe.js';
+import { type Freshness, type StatusReport, computeStatus, ruleStaleness } from './status.js';
+import type { SyncEvent, SyncSummary } from './sync.js';
+import { type SyncRunner, inProcessRunner } from './sync-runner.js';
+import { type VerifyReport, verifyIndex } from './verify.js';
 
 /** The default `.repodex/ignore`: gitignore syntax, applied on top of `.gitignore`. */
 export const DEFAULT_IGNORE_TEXT = `# Paths repodex should not index, in .gitignore syntax (on top of .gitignore files).
@@ -24,6 +27,9 @@ export const DEFAULT_IGNORE_TEXT = `# Paths repodex should not index, in .gitign
 # fixtures/large/
 # *.generated.ts
 `;
+
+/** `.repodex/.gitignore`: the index never shows in `git status` and is never swept into a commit or a stash. */
+export const DATA_GITIGNORE_TEXT = '*\n';
 
 /** The answer to `init`. */
 export interface InitReport {
@@ -43,9 +49,33 @@ export interface SearchReport {
   /** Chunks that matched at least one term (after filters). */
   readonly matched: number;
   readonly generation: number;
+  readonly freshness: Freshness;
   /** Present when this request had to build or refresh the index first. */
   readonly synced?: SyncSummary;
   readonly warnings: string[];
+}
+
+/** The answer to `fetch`. */
+export interface FetchReport extends FetchedChunks {
+  /** The generation the chunks were resolved in. */
+  readonly generation: number;
+  readonly freshness: Freshness;
+  readonly synced?: SyncSummary;
+  readonly warnings: string[];
+}
+
+/** The answer to `files`. */
+export interface FilesReport extends FileList {
+  readonly generation: number;
+  readonly freshness: Freshness;
+  readonly synced?: SyncSummary;
+  readonly warnings: string[];
+}
+
+/** The answer to `clean`. */
+export interface CleanReport {
+  readonly root: string;
+  readonly removed: string[];
 }
 
 /** Search options after validation. */
@@ -57,29 +87,43 @@ export interface SearchOptions {
   readonly lang?: Language | undefined;
 }
 
-/** How an engine is allowed to keep its index fresh. */
+/** How an engine keeps its index fresh. */
 export interface EngineOptions {
-  /** Build the index automatically when a search finds none (SPEC: `REPODEX_INDEXING=0` turns it off). */
+  /** Build a missing index and refresh a stale one before answering (`REPODEX_INDEXING=0` turns it off; so does config `auto_index`). */
   readonly autoIndex: boolean;
   /** bm25 structure signals (default: the measured profile). */
   readonly ranking?: RankingProfile;
+  /** How stale trees are detected (default: stats). */
+  readonly probe?: ChangeProbe;
+  /** Where syncs run (default: in this thread). */
+  readonly runner?: SyncRunner;
+  /** How long a sync waits for another process's sync before answering LOCKED (default 2 s). */
+  readonly lockWaitMs?: number;
 }
 
-interface CachedView {
+/** The index a read is answered from, and what keeping it fresh took. */
+interface FreshView {
   readonly view: IndexView;
-  readonly metaStamp: string;
+  readonly synced: SyncSummary | undefined;
+  readonly warnings: string[];
+  readonly freshness: Freshness;
 }
 
 /**
- * The one facade every front end calls: init, status, sync, search, fetch, clean. It owns the
- * loaded index (loaded once, reused, reloaded when a sync — ours or another process's — commits).
+ * The one facade every front end calls. It owns the loaded index (loaded once, reused, reloaded
+ * when any process commits a generation) and the one freshness policy: every read (`search`,
+ * `fetch`, `files`) first builds a missing index and refreshes a stale one — unless automatic
+ * indexing is off, when it answers from what is there and says `stale` in `warnings`. An index
+ * built with other rules is never served.
  */
 export class Engine {
-  private cached: CachedView | undefined;
-  /** How many times index artifacts were loaded from the store (observable for tests and benchmarks). */
-  loads = 0;
-
+  private cached: { view: IndexView; stamp: string } | undefined;
   private readonly paths: RepoPaths;
+  private readonly probe: ChangeProbe;
+  private readonly runner: SyncRunner;
+  /** Syncs of this engine run one after another. */
+  private syncing: Promise<unknown> = Promise.resolve();
+  private loadCount = 0;
 
   constructor(
     readonly root: string,
@@ -87,13 +131,25 @@ export class Engine {
     private readonly options: EngineOptions,
   ) {
     this.paths = repoPaths(root);
+    this.probe = options.probe ?? statProbe;
+    this.runner = options.runner ?? inProcessRunner(store);
+  }
+
+  /** How many times index generations were loaded (observable for tests and benchmarks). */
+  get loads(): number {
+    return this.loadCount;
   }
 
   private context(): RepoContext {
     return loadContext(this.root);
   }
 
-  /** Create `.repodex/` with the default config and ignore file; never overwrites. */
+  /** Automatic indexing: on unless REPODEX_INDEXING=0 or config `auto_index: false`. */
+  private autoIndex(ctx: RepoContext): boolean {
+    return this.options.autoIndex && ctx.loaded.config.auto_index;
+  }
+
+  /** Create `.repodex/` with the default config, ignore file and .gitignore; never overwrites. */
   init(): InitReport {
     const dataDir = this.paths.dataDir;
     mkdirSync(dataDir, { recursive: true });
@@ -102,6 +158,7 @@ export class Engine {
     const files: [string, string][] = [
       ['config.json', defaultConfigText()],
       ['ignore', DEFAULT_IGNORE_TEXT],
+      ['.gitignore', DATA_GITIGNORE_TEXT],
     ];
     for (const [name, text] of files) {
       const path = join(dataDir, name);
@@ -114,61 +171,50 @@ export class Engine {
   }
 
   async status(): Promise<StatusReport> {
-    return computeStatus(this.context(), this.store);
+    const ctx = this.context();
+    return computeStatus(ctx, this.store, this.autoIndex(ctx));
   }
 
-  /** Run a sync, reporting progress to `onEvent`; returns its summary. */
-  async sync(options: { force?: boolean | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
+  /**
+   * Run a sync (one at a time per engine; another process's sync is waited for briefly, then
+   * LOCKED). Creates `.repodex/` on first use. Progress goes to `onEvent`.
+   */
+  async sync(options: { force?: boolean | undefined; signal?: AbortSignal | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
+    const run = this.syncing.then(() => this.syncNow(options, onEvent));
+    this.syncing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async syncNow(options: { force?: boolean | undefined; signal?: AbortSignal | undefined }, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
     let ctx = this.context();
     if (!ctx.loaded.exists) {
       this.init();
       ctx = this.context(); // the config hash is now that of the file init wrote
+    } else {
+      // Older indexes predate .repodex/.gitignore: add it (never overwriting one the user wrote).
+      createFileAtomic(join(this.paths.dataDir, '.gitignore'), DATA_GITIGNORE_TEXT, this.paths.dataDir);
     }
-    const lock = this.store.lock();
+    const lock = await this.store.lock({ waitMs: this.options.lockWaitMs ?? 2000 });
     try {
-      let summary: SyncSummary | undefined;
-      for await (const event of runSync(ctx, this.store, { force: options.force })) {
-        onEvent?.(event);
-        if (event.type === 'done') summary = event.summary;
-      }
-      if (!summary) throw new RepodexError('INTERNAL', 'sync ended without a summary');
+      const mark = this.probe.syncStarting();
+      const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, onEvent);
       this.cached = undefined;
+      this.probe.synced(mark);
       return summary;
     } finally {
-      lock.release();
+      await lock.release();
     }
   }
 
-  /** The loaded index, reloading when meta.json changed (a sync committed) since it was loaded. */
+  /** The loaded index, reloading when a generation was committed (by anyone) since it was loaded. */
   async view(): Promise<IndexView> {
-    const stamp = metaStamp(this.paths.meta);
-    if (this.cached && this.cached.metaStamp === stamp) return this.cached.view;
+    const stamp = await this.store.stamp();
+    if (this.cached && this.cached.stamp === stamp) return this.cached.view;
     if (stamp === '') throw new RepodexError('INDEX_MISSING');
     const view = await this.store.open();
-    this.loads++;
-    this.cached = { view, metaStamp: stamp };
+    this.loadCount++;
+    this.cached = { view, stamp };
     return view;
-  }
-
-  /**
-   * Why the index is stale ([] when fresh), checked against the loaded view so a one-shot search
-   * reads meta.json and the artifacts once. Meant for callers about to search.
-   */
-  async staleness(): Promise<string[]> {
-    const ctx = this.context();
-    const view = await this.usableView();
-    if (!view) return ['no readable index'];
-    return indexStaleness(ctx, view.meta, await view.catalog(), readGitHead(this.root)).reasons;
-  }
-
-  /** True while another process holds the sync lock. */
-  syncRunning(): boolean {
-    return isLockHeld(this.paths.lock);
-  }
-
-  /** Whether this engine may build or refresh the index on its own. */
-  get autoIndex(): boolean {
-    return this.options.autoIndex;
   }
 
   /** The loaded index, or undefined when there is none this version can read (missing, older format, damaged). */
@@ -181,19 +227,61 @@ export class Engine {
     }
   }
 
-  async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void, refresh?: { synced?: SyncSummary; warnings?: string[] }): Promise<SearchReport> {
-    let synced = refresh?.synced;
-    if (!(await this.usableView())) {
-      // No index, or one this version cannot read: build it, unless automatic indexing is off.
-      if (!this.options.autoIndex) await this.view(); // throws the reason (missing, incompatible, damaged)
-      synced = await this.sync({ force: true }, onEvent);
+  /**
+   * The freshness policy, in one place for every front end: build if missing, refresh if stale,
+   * else (automatic indexing off, or another process syncing) answer from what is there and say
+   * so in `warnings`. An index built with other rules is rebuilt or refused, never served.
+   */
+  private async fresh(onEvent?: (event: SyncEvent) => void): Promise<FreshView> {
+    const ctx = this.context();
+    const auto = this.autoIndex(ctx);
+    let view = await this.usableView();
+    if (!view) {
+      if (!auto) await this.view(); // throws why there is no usable index (missing, damaged, other format)
+      const synced = await this.syncUnlessRunning(onEvent);
+      view = await this.view();
+      return { view, synced, warnings: synced ? [] : ['a sync is running in another process: results come from the index it is replacing'], freshness: this.freshness(view, false) };
     }
-    const view = await this.view();
+    const ruleReasons = ruleStaleness(ctx, view.meta, readGitHead(this.root));
+    const treeReasons = await this.probe.check(ctx, view);
+    const reasons = [...ruleReasons, ...treeReasons];
+    if (reasons.length === 0) return { view, synced: undefined, warnings: [], freshness: this.freshness(view, false) };
+    if (!auto) {
+      if (view.meta.feature_version !== FEATURE_VERSION) throw new RepodexError('INDEX_STALE', reasons[0]);
+      return { view, synced: undefined, warnings: [`index is stale (${reasons.join('; ')}): run \`repodex sync\``], freshness: this.freshness(view, true) };
+    }
+    if (ruleReasons.length === 0 && this.probe.refreshesInBackground) {
+      return { view, synced: undefined, warnings: [`re-indexing in the background (${treeReasons.join('; ')}): results may miss those changes for a moment`], freshness: this.freshness(view, true) };
+    }
+    const synced = await this.syncUnlessRunning(onEvent);
+    if (!synced) {
+      return { view, synced, warnings: ['a sync is running in another process: results come from the previous index'], freshness: this.freshness(view, true) };
+    }
+    view = await this.view();
+    return { view, synced, warnings: [], freshness: this.freshness(view, false) };
+  }
+
+  /** Sync now, or undefined when another process is already syncing (readers never wait for it). */
+  private async syncUnlessRunning(onEvent?: (event: SyncEvent) => void): Promise<SyncSummary | undefined> {
+    if (await this.store.syncRunning()) return undefined;
+    try {
+      return await this.sync({}, onEvent);
+    } catch (error) {
+      if (isRepodexError(error) && error.code === 'LOCKED') return undefined;
+      throw error;
+    }
+  }
+
+  private freshness(view: IndexView, dirty: boolean): Freshness {
+    return { generation: view.meta.generation, indexed_commit: view.meta.git?.commit ?? null, dirty };
+  }
+
+  async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
+    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     // The caps hold for every caller, not only those that came through the protocol schemas.
     const topK = Math.min(options.top_k ?? DEFAULT_TOP_K, MAX_TOP_K);
     const mode = options.mode ?? 'bm25';
     const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
-    const warnings = [...(refresh?.warnings ?? [])];
     if (outcome.terms.length === 0) warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
     const results = this.markStale(view, outcome.hits);
     if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
@@ -205,6 +293,7 @@ export class Engine {
       results,
       matched: outcome.matched,
       generation: view.meta.generation,
+      freshness,
       ...(synced ? { synced } : {}),
       warnings,
     };
@@ -237,8 +326,8 @@ export class Engine {
     return hits.map((hit) => {
       let isChanged = changed.get(hit.path);
       if (isChanged === undefined) {
-        const fileId = view.findFile(hit.path);
-        const record = fileId >= 0 ? view.fileRecord(fileId) : undefined;
+        const slot = view.findFile(hit.path);
+        const record = slot >= 0 ? view.fileRecord(slot) : undefined;
         const stat = statSync(join(this.root, hit.path), { throwIfNoEntry: false });
         isChanged = !record || !stat || stat.size !== record.size || stat.mtimeMs !== record.mtimeMs;
         changed.set(hit.path, isChanged);
@@ -247,9 +336,10 @@ export class Engine {
     });
   }
 
-  async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES): Promise<FetchReport> {
-    const view = await this.view();
-    return fetchChunks(this.context(), view, ids, Math.max(1, Math.min(maxLines, MAX_FETCH_LINES)));
+  async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES, onEvent?: (event: SyncEvent) => void): Promise<FetchReport> {
+    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    const fetched = await fetchChunks(this.context(), view, ids, Math.max(1, Math.min(maxLines, MAX_FETCH_LINES)));
+    return { ...fetched, generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
 
   /** A bounded line range of any file under the root (no index needed). */
@@ -263,24 +353,30 @@ export class Engine {
   }
 
   /** Catalogued files (indexed and skipped), optionally filtered by a glob. */
-  async files(glob: string | undefined, limit: number): Promise<FilesReport> {
-    return listFiles(await this.view(), glob, limit);
+  async files(glob: string | undefined, limit: number, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
+    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    return { ...listFiles(view, glob, limit), generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
 
-  /** Remove index artifacts (keeps config and ignore); waits for no one: refuses while a sync holds the lock. */
-  clean(): { root: string; removed: string[] } {
-    const lock = this.store.lock();
+  /** Check every checksum, size, version and cross-reference of the index. */
+  async verify(): Promise<VerifyReport> {
+    return verifyIndex(this.root, this.store);
+  }
+
+  /** Remove index artifacts (keeps config and ignore); refuses while a sync holds the lock. */
+  async clean(): Promise<CleanReport> {
+    const lock = await this.store.lock();
     try {
-      const removed = this.store.clean();
+      const removed = await this.store.clean();
       this.cached = undefined;
       return { root: this.root, removed };
     } finally {
-      lock.release();
+      await lock.release();
     }
   }
-}
 
-function metaStamp(path: string): string {
-  const stat = statSync(path, { throwIfNoEntry: false, bigint: true });
-  return stat ? `${stat.ino}:${stat.mtimeNs}:${stat.size}` : '';
+  /** The store (for watchers and servers built on this engine). */
+  get indexStore(): IndexStore {
+    return this.store;
+  }
 }

@@ -2,12 +2,13 @@ import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
-import { createEngine } from '../compose.js';
+import { createEngine, createStore } from '../compose.js';
 import type { ChunkRecord } from '../index/model.js';
-import { handleRequest } from '../protocol/handlers.js';
+import { handle } from '../protocol/index.js';
 import { FetchRequest } from '../protocol/schemas.js';
-import type { Engine } from './engine.js';
-import type { FetchReport, FetchedChunk } from './fetch.js';
+import { Engine } from './engine.js';
+import type { FetchedChunk } from './fetch.js';
+import type { FetchReport } from './engine.js';
 
 type Served = Extract<FetchedChunk, { lines: string[] }>;
 type Refused = Exclude<FetchedChunk, { lines: string[] }>;
@@ -48,10 +49,18 @@ const MIXED = `\ufeff${LINES.map((line, i) => line + (i % 3 === 2 && LINES[i + 1
 /** 300 lines with no blank line and no declaration: only the 120-line hard cap cuts it. */
 const FLAT = Array.from({ length: 300 }, (_, i) => `    flat line ${i + 1} value_${i + 1}`);
 
+/** The chunks of one file in the engine's current index, in order. */
 async function chunksOf(engine: Engine, path: string): Promise<ChunkRecord[]> {
   const view = await engine.view();
-  const ids = Array.from({ length: view.stats.chunkCount }, (_, i) => i);
-  return (await view.chunks(ids)).filter((chunk): chunk is ChunkRecord => chunk?.path === path);
+  const slot = view.findFile(path);
+  if (slot < 0) return [];
+  const { from, to } = view.fileDocs(slot);
+  return view.chunks(Array.from({ length: to - from }, (_, i) => from + i));
+}
+
+/** An engine that never syncs on its own (REPODEX_INDEXING=0): reads answer from the index as it is. */
+function manualEngine(root: string): Engine {
+  return new Engine(root, createStore(root), { autoIndex: false });
 }
 
 describe('line numbering and endings', () => {
@@ -127,11 +136,11 @@ describe('line numbering and endings', () => {
     for (const asked of [121, 500, 1_000_000]) {
       const request = FetchRequest.parse({ op: 'fetch', ids: [full.id], max_lines: asked });
       expect(request.max_lines).toBe(120);
-      const report = (await handleRequest(engine, request)) as FetchReport;
+      const report = (await handle(engine, request)) as FetchReport;
       expect(report.max_lines).toBe(120);
       expect(served(report.chunks[0]).lines).toHaveLength(120);
     }
-    const byDefault = (await handleRequest(engine, FetchRequest.parse({ op: 'fetch', ids: [full.id] }))) as FetchReport;
+    const byDefault = (await handle(engine, FetchRequest.parse({ op: 'fetch', ids: [full.id] }))) as FetchReport;
     expect(byDefault.max_lines).toBe(120);
     for (const max_lines of [0, -5, 1.5, '10']) {
       expect(FetchRequest.safeParse({ op: 'fetch', ids: [0], max_lines }).success).toBe(false);
@@ -171,35 +180,40 @@ describe('line numbering and endings', () => {
     expect(got.lines[2]).toBe('3| const after = 2;');
   });
 
-  it('processes at most 5 ids and lists the rest as ignored_ids', async () => {
-    const ids = (await chunksOf(engine, 'src/lf.ts')).map((chunk) => chunk.id);
-    const seven = [ids[0]!, ids[1]!, ids[0]!, ids[1]!, ids[0]!, ids[1]!, 424242];
+  it('processes at most 5 distinct ids and lists the rest as ignored_ids', async () => {
+    const ids = [...(await chunksOf(engine, 'src/lf.ts')), ...(await chunksOf(engine, 'src/crlf.ts'))].map((chunk) => chunk.id);
+    const seven = [...ids.slice(0, 6), 424242];
+    expect(new Set(seven).size).toBe(7);
     const report = await engine.fetch(seven);
     expect(report.chunks.map((chunk) => chunk.chunk_id)).toEqual(seven.slice(0, 5));
     expect(report.ignored_ids).toEqual(seven.slice(5));
-    const viaSchema = (await handleRequest(engine, FetchRequest.parse({ op: 'fetch', ids: seven }))) as FetchReport;
+    const viaSchema = (await handle(engine, FetchRequest.parse({ op: 'fetch', ids: seven }))) as FetchReport;
     expect(viaSchema.chunks).toHaveLength(5);
-    expect(viaSchema.ignored_ids).toEqual([ids[1], 424242]);
+    expect(viaSchema.ignored_ids).toEqual([ids[5], 424242]);
     expect((await engine.fetch(seven.slice(0, 5))).ignored_ids).toEqual([]);
+    // A repeated id is fetched once.
+    const repeated = await engine.fetch([ids[0]!, ids[0]!, ids[1]!]);
+    expect(repeated.chunks.map((chunk) => chunk.chunk_id)).toEqual([ids[0], ids[1]]);
   });
 
-  it('unknown ids get an error entry with a hint, in request order', async () => {
+  it('ids that name no chunk get an error entry saying to search again, in request order', async () => {
     const [known] = await chunksOf(engine, 'src/lf.ts');
     const report = await engine.fetch([99_999, known!.id, 2 ** 32 - 1]);
     const first = refused(report.chunks[0]);
     expect(first.chunk_id).toBe(99_999);
     expect(first.blocked).toBe(false);
-    expect(first.error).toMatch(/unknown chunk id 99999/);
-    expect(first.hint).toMatch(/search again/);
+    expect(first.error).toBe('chunk 99999 is gone: search again');
+    expect(first.hint).toMatch(/unchanged/);
     expect(served(report.chunks[1]).chunk_id).toBe(known!.id);
-    expect(refused(report.chunks[2]).error).toMatch(/unknown chunk id/);
+    expect(refused(report.chunks[2]).error).toMatch(/is gone/);
+    expect(report.generation).toBe((await engine.view()).meta.generation);
   });
 });
 
-describe('files changed after sync', () => {
+describe('files changed after sync, automatic indexing off', () => {
   it('an edited file is served as it is now, flagged stale; untouched chunks are not stale', async () => {
     const root = makeRepo({ 'src/edit.ts': CRLF, 'src/same.ts': LF });
-    const engine = createEngine({ root });
+    const engine = manualEngine(root);
     await engine.sync();
     const chunks = await chunksOf(engine, 'src/edit.ts');
     expect(chunks.length).toBeGreaterThan(1);
@@ -209,6 +223,8 @@ describe('files changed after sync', () => {
     edited[last.startLine] = '  const changed = "after sync";';
     writeFileSync(join(root, 'src/edit.ts'), `${edited.join('\r\n')}\r\n`);
     const report = await engine.fetch([last.id, chunks[0]!.id, (await chunksOf(engine, 'src/same.ts'))[0]!.id]);
+    expect(report.freshness.dirty).toBe(true);
+    expect(report.warnings.join(' ')).toMatch(/stale/);
     const stale = served(report.chunks[0]);
     expect(stale.stale).toBe(true);
     expect(stale.lines[1]).toBe(`${last.startLine + 1}|   const changed = "after sync";`);
@@ -218,7 +234,7 @@ describe('files changed after sync', () => {
 
   it('lines inserted above a chunk make it stale', async () => {
     const root = makeRepo({ 'src/shift.ts': LF });
-    const engine = createEngine({ root });
+    const engine = manualEngine(root);
     await engine.sync();
     const [first] = await chunksOf(engine, 'src/shift.ts');
     writeFileSync(join(root, 'src/shift.ts'), `// a new header line\n${LF}`);
@@ -227,7 +243,7 @@ describe('files changed after sync', () => {
 
   it('a deleted file gives an error entry that says to sync', async () => {
     const root = makeRepo({ 'src/gone.ts': LF });
-    const engine = createEngine({ root });
+    const engine = manualEngine(root);
     await engine.sync();
     const [chunk] = await chunksOf(engine, 'src/gone.ts');
     rmSync(join(root, 'src/gone.ts'));
@@ -241,7 +257,7 @@ describe('files changed after sync', () => {
   it('a file swapped for a symlink leaving the root, or to a secret, is blocked', async () => {
     const outside = makeRepo({ 'secret.ts': 'export const outsideSecret = "zq-outside-7731";\n' });
     const root = makeRepo({ 'src/a.ts': LF, 'src/b.ts': LF, '.env': 'TOKEN=zq-env-5501\n' });
-    const engine = createEngine({ root });
+    const engine = manualEngine(root);
     await engine.sync();
     const [a] = await chunksOf(engine, 'src/a.ts');
     const [b] = await chunksOf(engine, 'src/b.ts');
@@ -257,5 +273,60 @@ describe('files changed after sync', () => {
     expect(refused(report.chunks[0]).error).toMatch(/outside the repository/);
     expect(refused(report.chunks[1]).error).toMatch(/denylist/);
     expect(JSON.stringify(report)).not.toMatch(/zq-outside-7731|zq-env-5501/);
+  });
+});
+
+describe('stable chunk ids across syncs', () => {
+  it('a fetched id returns the same code after an unrelated sync, and is refused after its chunk is removed', async () => {
+    const root = makeRepo({ 'src/keep.ts': LF, 'src/other.ts': 'export const other = 1;\n' });
+    const engine = createEngine({ root });
+    await engine.sync();
+    const [kept] = await chunksOf(engine, 'src/keep.ts');
+    const before = served((await engine.fetch([kept!.id])).chunks[0]);
+    // An unrelated edit: the next fetch syncs first, and the id still names the same code.
+    writeFileSync(join(root, 'src/other.ts'), 'export const other = 2;\nexport const more = 3;\n');
+    writeFileSync(join(root, 'src/new.ts'), 'export const brandNew = 4;\n');
+    const after = await engine.fetch([kept!.id]);
+    expect(after.synced?.mode).toBe('incremental');
+    expect(after.generation).toBe(2);
+    expect(served(after.chunks[0])).toEqual(before);
+    // Its file deleted: the id is refused, never answered with other code.
+    rmSync(join(root, 'src/keep.ts'));
+    const gone = refused((await engine.fetch([kept!.id])).chunks[0]);
+    expect(gone.error).toBe(`chunk ${kept!.id} is gone: search again`);
+    expect(gone.path).toBeUndefined();
+  });
+
+  it('an edited chunk loses its id (refused); the untouched chunks of the same file keep theirs', async () => {
+    const root = makeRepo({ 'src/edit.ts': LF });
+    const engine = createEngine({ root });
+    await engine.sync();
+    const chunks = await chunksOf(engine, 'src/edit.ts');
+    expect(chunks.length).toBeGreaterThan(2);
+    const last = chunks[chunks.length - 1]!;
+    const edited = [...LINES];
+    edited[last.startLine] = '  const changed = "after sync";';
+    writeFileSync(join(root, 'src/edit.ts'), `${edited.join('\n')}\n`);
+    const report = await engine.fetch(chunks.map((chunk) => chunk.id));
+    expect(report.synced?.chunks_created).toBe(1);
+    expect(refused(report.chunks[chunks.length - 1]).error).toBe(`chunk ${last.id} is gone: search again`);
+    for (const chunk of report.chunks.slice(0, -1)) expect(served(chunk).stale).toBe(false);
+  });
+
+  it('lines inserted above keep the ids of the chunks below, at their new lines', async () => {
+    const root = makeRepo({ 'src/shift.ts': LF });
+    const engine = createEngine({ root });
+    await engine.sync();
+    const chunks = await chunksOf(engine, 'src/shift.ts');
+    writeFileSync(join(root, 'src/shift.ts'), `// a new header line\n${LF}`);
+    const report = await engine.fetch(chunks.map((chunk) => chunk.id));
+    // The first chunk took the header in (its content changed); every later one is the same chunk, one line down.
+    expect(refused(report.chunks[0]).error).toMatch(/is gone/);
+    report.chunks.slice(1).forEach((chunk, i) => {
+      const got = served(chunk);
+      expect(got.start_line).toBe(chunks[i + 1]!.startLine + 1);
+      expect(got.stale).toBe(false);
+      expect(got.lines[0]).toBe(`${got.start_line}| ${LINES[chunks[i + 1]!.startLine - 1]}`);
+    });
   });
 });

@@ -25,34 +25,40 @@ export type FetchedChunk =
     }
   | { readonly chunk_id: number; readonly path?: string; readonly blocked: boolean; readonly error: string; readonly hint: string };
 
-/** The answer to `fetch`. */
-export interface FetchReport {
+/** The chunks of `fetch`, before the engine adds which generation they came from. */
+export interface FetchedChunks {
   readonly chunks: FetchedChunk[];
   /** Ids beyond the first MAX_FETCH_IDS, not processed. */
   readonly ignored_ids: number[];
   readonly max_lines: number;
 }
 
-/** Resolve chunk ids to bounded, line-numbered text read from disk through the path guard. */
-export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readonly number[], maxLines: number): Promise<FetchReport> {
-  const wanted = ids.slice(0, MAX_FETCH_IDS);
-  const records = await view.chunks(wanted);
+/**
+ * Resolve stable chunk ids to bounded, line-numbered text read from disk through the path guard.
+ * An id whose chunk is no longer in the index is refused ("gone"), never answered with other
+ * code; lines that no longer match the indexed chunk are flagged `stale`.
+ */
+export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readonly number[], maxLines: number): Promise<FetchedChunks> {
+  const unique = [...new Set(ids)];
+  const wanted = unique.slice(0, MAX_FETCH_IDS);
+  const docs = wanted.map((id) => view.docOf(id));
+  const records = await view.chunks(docs.filter((doc) => doc >= 0));
+  let next = 0;
   const chunks = wanted.map((id, i): FetchedChunk => {
-    const record = records[i];
-    if (!record) {
+    if (docs[i]! < 0) {
       return {
         chunk_id: id,
         blocked: false,
-        error: `unknown chunk id ${id}`,
-        hint: 'chunk ids come from the latest search and change when the index is rebuilt: search again',
+        error: `chunk ${id} is gone: search again`,
+        hint: 'a chunk id names one chunk for as long as that chunk is unchanged; this one was edited or removed (or never existed)',
       };
     }
+    const record = records[next++]!;
     const read = readRepoFile(ctx.guard, record.path, ctx.loaded.config.max_file_bytes);
     if (!read.ok) return { chunk_id: id, path: record.path, blocked: read.blocked, error: read.reason, hint: read.hint };
     const chunkLines = read.lines.slice(record.startLine - 1, record.endLine);
     const stale =
-      chunkLines.length !== record.endLine - record.startLine + 1 ||
-      chunkHash(chunkLines.join('\n'), view.meta.chunker.params_key).toString('hex') !== record.hash;
+      chunkLines.length !== record.endLine - record.startLine + 1 || chunkHash(chunkLines.join('\n'), view.meta.chunker.params_key).toString('hex') !== record.hash;
     const shown = chunkLines.slice(0, maxLines);
     const numbered = numberLines(shown, record.startLine);
     return {
@@ -66,5 +72,5 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
       stale,
     };
   });
-  return { chunks, ignored_ids: ids.slice(MAX_FETCH_IDS), max_lines: maxLines };
+  return { chunks, ignored_ids: unique.slice(MAX_FETCH_IDS), max_lines: maxLines };
 }

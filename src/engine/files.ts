@@ -1,4 +1,4 @@
-import picomatch from 'picomatch';
+import { globMatcher } from '../scan/glob.js';
 import type { IndexView } from '../store/backend.js';
 
 /** One catalogued file as `files` lists it. */
@@ -12,8 +12,8 @@ export interface FileEntry {
   readonly chunks: number;
 }
 
-/** The answer to `files`. */
-export interface FilesReport {
+/** The files of `files`, before the engine adds which generation they came from. */
+export interface FileList {
   readonly files: FileEntry[];
   /** Files that matched before the limit was applied. */
   readonly total: number;
@@ -25,16 +25,17 @@ export const DEFAULT_FILES_LIMIT = 1000;
 export const MAX_FILES_LIMIT = 10_000;
 
 /** List catalogued files in path order, optionally filtered by a glob. */
-export function listFiles(view: IndexView, glob: string | undefined, limit: number): FilesReport {
-  const matches = glob === undefined ? undefined : picomatch(glob, { dot: true, basename: !glob.includes('/') });
+export function listFiles(view: IndexView, glob: string | undefined, limit: number): FileList {
+  const matches = glob === undefined ? undefined : globMatcher(glob);
+  const catalog = view.catalog();
   const files: FileEntry[] = [];
   let total = 0;
-  for (let id = 0; id < view.fileCount; id++) {
-    const path = view.filePath(id);
+  for (let i = 0; i < catalog.count; i++) {
+    const path = catalog.path(i);
     if (matches && !matches(path)) continue;
     total++;
     if (files.length >= limit) continue;
-    const record = view.fileRecord(id);
+    const record = catalog.record(i);
     files.push({
       path,
       size: record.size,

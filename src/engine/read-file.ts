@@ -1,9 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { errorMessage } from '../core/errors.js';
-import { containsPrivateKey } from '../safety/denylist.js';
 import type { PathGuard } from '../safety/path-guard.js';
-import { sniffBinary } from '../scan/binary.js';
-import { decodeText, splitLines } from '../text/normalize.js';
+import { readSource } from '../scan/read-source.js';
+import { splitLines } from '../text/normalize.js';
 
 /** Longest line a response carries; longer lines (minified code) are cut and flagged. */
 export const MAX_LINE_CHARS = 2000;
@@ -15,34 +12,29 @@ export type SafeRead =
 
 /**
  * Read a repository file the way every front end must: through the path guard (root, `..`,
- * symlink escape, denylist), refusing binaries, oversized files and files holding private keys,
- * with line endings normalized exactly as at indexing time.
+ * symlink escape, denylist), then as indexing reads it (`readSource`: size checked before
+ * reading, binaries and private keys refused, line endings normalized).
  */
 export function readRepoFile(guard: PathGuard, path: string, maxBytes: number): SafeRead {
   const checked = guard.check(path);
   if (!checked.ok) return checked;
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(checked.absolute);
-  } catch (error) {
-    return { ok: false, blocked: false, reason: `cannot read ${checked.path}: ${errorMessage(error)}`, hint: 'check the file permissions' };
+  const read = readSource(checked.absolute, maxBytes);
+  if (read.ok) return { ok: true, path: checked.path, lines: splitLines(read.text) };
+  switch (read.state) {
+    case 'unreadable':
+      return { ok: false, blocked: false, reason: `${checked.path}: ${read.reason}`, hint: 'check the file permissions' };
+    case 'too-large':
+      return {
+        ok: false,
+        blocked: true,
+        reason: `${checked.path} is ${read.reason}`,
+        hint: 'raise max_file_bytes in .repodex/config.json if this file should be readable',
+      };
+    case 'binary':
+      return { ok: false, blocked: true, reason: `${checked.path} is a binary file`, hint: 'only text files are served' };
+    case 'secret':
+      return { ok: false, blocked: true, reason: `${checked.path} contains a private key`, hint: 'secrets are never indexed or served' };
   }
-  if (bytes.length > maxBytes) {
-    return {
-      ok: false,
-      blocked: true,
-      reason: `${checked.path} is ${bytes.length} bytes, over the ${maxBytes}-byte limit`,
-      hint: 'raise max_file_bytes in .repodex/config.json if this file should be readable',
-    };
-  }
-  if (sniffBinary(bytes) !== undefined) {
-    return { ok: false, blocked: true, reason: `${checked.path} is a binary file`, hint: 'only text files are served' };
-  }
-  const text = decodeText(bytes);
-  if (containsPrivateKey(text)) {
-    return { ok: false, blocked: true, reason: `${checked.path} contains a private key`, hint: 'secrets are never indexed or served' };
-  }
-  return { ok: true, path: checked.path, lines: splitLines(text) };
 }
 
 /** Format lines as `"N| text"` (seed 000 §4.2), cutting overlong lines. Returns the lines and whether any was cut. */

@@ -1,15 +1,14 @@
-import { statSync } from 'node:fs';
-import { join, sep } from 'node:path';
 import { type GitHead, readGitHead } from '../core/git.js';
-import { RepodexError, isRepodexError } from '../core/errors.js';
-import { isLockHeld } from '../index/lock.js';
-import type { IndexMeta } from '../index/meta.js';
-import { type Candidate, walkRepository } from '../scan/walker.js';
-import type { Catalog, IndexStore } from '../store/backend.js';
+import { isRepodexError } from '../core/errors.js';
+import { FEATURE_VERSION } from '../core/version.js';
+import { RepoScope } from '../scan/scope.js';
+import type { IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
+import { type ChangeKind, type Changes, changeCount, changeExamples, statChanges, walkChanges } from './changes.js';
 import type { RepoContext } from './context.js';
+import { chunkRules } from './sync.js';
 
-/** Index state as seed 001 names it (plus `missing`): what an agent must do next follows from it. */
-export type IndexState = 'missing' | 'indexing' | 'ready' | 'stale';
+/** Index state as seed 001 names it: what an agent must do next follows from it. */
+export type IndexState = 'pending' | 'indexing' | 'ready' | 'stale';
 
 /** How the working tree differs from the index. */
 export interface TreeChanges {
@@ -17,7 +16,17 @@ export interface TreeChanges {
   readonly modified: number;
   readonly removed: number;
   /** Up to 10 changed paths, each with what happened to it. */
-  readonly examples: { readonly path: string; readonly change: 'added' | 'modified' | 'removed' }[];
+  readonly examples: { readonly path: string; readonly change: ChangeKind }[];
+}
+
+/** Which generation an answer came from, and whether the tree still matches it: carried by status, search and fetch. */
+export interface Freshness {
+  /** The generation answered from (null: no index). */
+  readonly generation: number | null;
+  /** HEAD when that generation was synced (null outside git or without an index). */
+  readonly indexed_commit: string | null;
+  /** True when the working tree (or HEAD, config, rules) no longer matches that generation. */
+  readonly dirty: boolean;
 }
 
 /** The answer to `status`. */
@@ -28,176 +37,152 @@ export interface StatusReport {
   readonly state: IndexState;
   /** Why the index is dirty, one short sentence each; empty when clean. */
   readonly reasons: string[];
+  /** What is damaged in the index (checksums, sizes, missing files); empty when sound. `sync` repairs it. */
+  readonly damage: string[];
   readonly changes: TreeChanges | null;
   readonly generation: number | null;
   readonly last_sync: string | null;
   readonly files: number;
   readonly files_indexed: number;
   readonly chunks: number;
-  readonly terms: number;
+  readonly segments: number;
   readonly source_bytes: number;
   readonly size_on_disk: number;
   readonly git: { readonly indexed_commit: string | null; readonly head: string | null; readonly branch: string | null } | null;
   readonly sync_running: boolean;
+  /** Who runs the sync in progress (null when none). */
+  readonly sync_owner: LockOwner | null;
   readonly tool_version: string | null;
+  /** Whether searches build and refresh the index themselves (config `auto_index` and REPODEX_INDEXING). */
+  readonly auto_index: boolean;
+  readonly freshness: Freshness;
 }
 
 const MAX_EXAMPLES = 10;
 
-/** Compare a sorted walk with the sorted catalog of the index. */
-export function diffCatalog(walk: readonly Candidate[], catalog: Catalog): TreeChanges {
-  let added = 0;
-  let modified = 0;
-  let removed = 0;
-  const examples: TreeChanges['examples'] = [];
-  const note = (path: string, change: 'added' | 'modified' | 'removed'): void => {
-    if (examples.length < MAX_EXAMPLES) examples.push({ path, change });
-  };
-  let i = 0;
-  let j = 0;
-  while (i < walk.length || j < catalog.count) {
-    const file = walk[i];
-    const indexedPath = j < catalog.count ? catalog.path(j) : undefined;
-    if (file !== undefined && (indexedPath === undefined || file.path < indexedPath)) {
-      added++;
-      note(file.path, 'added');
-      i++;
-    } else if (file === undefined || (indexedPath !== undefined && indexedPath < file.path)) {
-      removed++;
-      note(indexedPath!, 'removed');
-      j++;
-    } else {
-      if (file.size !== catalog.size(j) || file.mtimeMs !== catalog.mtimeMs(j)) {
-        modified++;
-        note(file.path, 'modified');
-      }
-      i++;
-      j++;
-    }
-  }
-  return { added, modified, removed, examples };
+function short(commit: string | null | undefined): string {
+  return commit ? commit.slice(0, 10) : '(none)';
 }
 
 /**
- * Prove "nothing changed" from stats alone: every ignore file, every listed folder and every
- * catalogued file has the size and mtime it had at sync time. A folder's mtime changes when an
- * entry is added, removed or renamed in it, so unchanged folders need no listing and no ignore
- * matching. Any difference sends the caller to a full walk, which says exactly what changed.
+ * Why a generation no longer matches the repository (empty when it does), without the tree:
+ * other rules, other chunking settings, other config bytes, HEAD moved.
  */
-export function unchangedSinceSync(root: string, catalog: Catalog): boolean {
-  // Catalog paths are normalized relative paths, so plain concatenation is a correct (and cheaper) join.
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  for (const control of catalog.controls) {
-    const stat = statSync(join(root, control.path), { throwIfNoEntry: false });
-    if (!stat) {
-      if (control.size !== -1) return false;
-    } else if (stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return false;
-  }
-  for (const dir of catalog.dirs) {
-    const stat = statSync(dir.path === '' ? root : join(root, dir.path), { throwIfNoEntry: false });
-    if (!stat || stat.mtimeMs !== dir.mtimeMs) return false;
-  }
-  for (let i = 0; i < catalog.count; i++) {
-    const stat = statSync(`${prefix}${catalog.path(i)}`, { throwIfNoEntry: false });
-    if (!stat || stat.size !== catalog.size(i) || stat.mtimeMs !== catalog.mtimeMs(i)) return false;
-  }
-  return true;
-}
-
-/**
- * Why an index no longer matches the working tree (empty when it does): config bytes, files
- * added/removed/changed (proved from stats when nothing changed, else by a full walk), git HEAD.
- */
-export function indexStaleness(ctx: RepoContext, meta: IndexMeta, catalog: Catalog, head: GitHead | undefined): { reasons: string[]; changes: TreeChanges } {
-  const root = ctx.paths.root;
+export function ruleStaleness(ctx: RepoContext, meta: IndexMeta, head: GitHead | undefined): string[] {
   const reasons: string[] = [];
+  if (meta.feature_version !== FEATURE_VERSION) reasons.push(`index built with other rules (feature version ${meta.feature_version}, this repodex uses ${FEATURE_VERSION})`);
+  else if (meta.chunker.params_key !== chunkRules(ctx.loaded.config.chunk).key) reasons.push('chunking settings changed since the last sync');
   if (meta.config_hash !== ctx.loaded.hash) reasons.push('config.json changed since the last sync');
-  const changes = unchangedSinceSync(root, catalog)
-    ? { added: 0, modified: 0, removed: 0, examples: [] }
-    : diffCatalog(walkRepository(root, ctx.loaded.config, ctx.denylist).files, catalog);
-  const total = changes.added + changes.modified + changes.removed;
-  if (total > 0) reasons.push(`${total} file(s) changed: ${changes.added} added, ${changes.modified} modified, ${changes.removed} removed`);
   if (head && meta.git && head.commit !== meta.git.commit) {
     reasons.push(`HEAD moved: indexed ${short(meta.git.commit)}, now ${short(head.commit)}${head.branch ? ` on ${head.branch}` : ''}`);
   }
-  return { reasons, changes };
+  return reasons;
+}
+
+/** What changed in the tree since `view` was synced (stats of its catalog, listings of changed folders). */
+export function treeChanges(ctx: RepoContext, view: IndexView): Changes {
+  const scope = new RepoScope(ctx.paths.root, ctx.loaded.config, ctx.denylist);
+  const catalog = view.catalog();
+  return statChanges(scope, catalog) ?? walkChanges(scope, catalog);
+}
+
+/** One sentence on tree changes, or undefined when there are none. */
+export function describeChanges(changes: Changes): string | undefined {
+  const total = changeCount(changes);
+  if (total === 0) return undefined;
+  return `${total} file(s) changed: ${changes.added} added, ${changes.modified} modified, ${changes.removed.length} removed`;
 }
 
 /**
- * Status per seed 000 §3.7: dirty when an artifact is missing, the config bytes changed, or any
- * file was added, removed or changed (size or mtime); in git, also when HEAD moved.
+ * Status per seed 000 §3.7 and seed 001 §2.2: dirty when the index is damaged or missing, the
+ * config bytes or the indexing rules changed, any file was added, removed or changed (size or
+ * mtime), or git HEAD moved.
  */
-export async function computeStatus(ctx: RepoContext, store: IndexStore): Promise<StatusReport> {
+export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean): Promise<StatusReport> {
   const root = ctx.paths.root;
-  const syncRunning = isLockHeld(ctx.paths.lock);
+  const owner = (await store.syncRunning()) ?? null;
   const head = readGitHead(root);
-  let meta: IndexMeta | undefined;
   const reasons: string[] = [];
+  const damage: string[] = [];
+  let meta: IndexMeta | undefined;
   try {
-    meta = store.readMeta();
+    meta = await store.readMeta();
   } catch (error) {
     if (!isRepodexError(error)) throw error;
-    reasons.push(error.message);
+    damage.push(error.message);
   }
-  if (!meta) {
-    if (reasons.length === 0) reasons.push('no index yet: run `repodex sync`');
+  let view: IndexView | undefined;
+  if (meta) {
+    damage.push(...(await store.check()).problems);
+    if (damage.length === 0) {
+      try {
+        view = await store.open();
+      } catch (error) {
+        if (!isRepodexError(error)) throw error;
+        damage.push(error.message);
+      }
+    }
+  }
+  const gitInfo = head ? { indexed_commit: meta?.git?.commit ?? null, head: head.commit, branch: head.branch } : null;
+  if (!meta || !view) {
+    if (damage.length > 0) reasons.push(`the index is damaged: run \`repodex sync\` to rebuild it`);
+    else reasons.push('no index yet: run `repodex sync`');
     return {
       root,
       indexed: false,
       dirty: true,
-      state: syncRunning ? 'indexing' : 'missing',
+      state: owner ? 'indexing' : damage.length > 0 ? 'stale' : 'pending',
       reasons,
+      damage,
       changes: null,
-      generation: null,
-      last_sync: null,
+      generation: meta?.generation ?? null,
+      last_sync: meta?.synced_at ?? null,
       files: 0,
       files_indexed: 0,
       chunks: 0,
-      terms: 0,
+      segments: 0,
       source_bytes: 0,
-      size_on_disk: 0,
-      git: head ? { indexed_commit: null, head: head.commit, branch: head.branch } : null,
-      sync_running: syncRunning,
-      tool_version: null,
+      size_on_disk: await store.sizeOnDisk(),
+      git: gitInfo,
+      sync_running: owner !== null,
+      sync_owner: owner,
+      tool_version: meta?.tool_version ?? null,
+      auto_index: autoIndex,
+      freshness: { generation: meta?.generation ?? null, indexed_commit: meta?.git?.commit ?? null, dirty: true },
     };
   }
-  const missing = store.missingArtifacts(meta);
-  for (const name of missing) reasons.push(`artifact ${name} is missing`);
-  let changes: TreeChanges | null = null;
-  if (missing.length === 0) {
-    try {
-      const staleness = indexStaleness(ctx, meta, await store.openCatalog(meta), head);
-      changes = staleness.changes;
-      reasons.push(...staleness.reasons);
-    } catch (error) {
-      if (!(error instanceof RepodexError)) throw error;
-      reasons.push(error.message);
-    }
-  } else if (meta.config_hash !== ctx.loaded.hash) {
-    reasons.push('config.json changed since the last sync');
-  }
+  reasons.push(...ruleStaleness(ctx, meta, head));
+  const found = treeChanges(ctx, view);
+  const described = describeChanges(found);
+  if (described) reasons.push(described);
+  const changes: TreeChanges = {
+    added: found.added,
+    modified: found.modified,
+    removed: found.removed.length,
+    examples: changeExamples(found, view.catalog(), MAX_EXAMPLES),
+  };
   const dirty = reasons.length > 0;
   return {
     root,
     indexed: true,
     dirty,
-    state: syncRunning ? 'indexing' : dirty ? 'stale' : 'ready',
+    state: owner ? 'indexing' : dirty ? 'stale' : 'ready',
     reasons,
+    damage,
     changes,
     generation: meta.generation,
     last_sync: meta.synced_at,
     files: meta.counts.files,
     files_indexed: meta.counts.files_indexed,
     chunks: meta.counts.chunks,
-    terms: meta.counts.terms,
+    segments: meta.counts.segments,
     source_bytes: meta.source_bytes,
-    size_on_disk: store.sizeOnDisk(meta),
-    git: head ? { indexed_commit: meta.git?.commit ?? null, head: head.commit, branch: head.branch } : null,
-    sync_running: syncRunning,
+    size_on_disk: await store.sizeOnDisk(),
+    git: gitInfo,
+    sync_running: owner !== null,
+    sync_owner: owner,
     tool_version: meta.tool_version,
+    auto_index: autoIndex,
+    freshness: { generation: meta.generation, indexed_commit: meta.git?.commit ?? null, dirty },
   };
-}
-
-function short(commit: string | null | undefined): string {
-  return commit ? commit.slice(0, 10) : '(none)';
 }

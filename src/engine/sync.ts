@@ -1,279 +1,339 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ChunkParams, type ChunkStrategy, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
-import { type ChunkFallback, treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
-import { isErrnoException, isRepodexError } from '../core/errors.js';
-import { readGitHead } from '../core/git.js';
-import { FORMAT_VERSION, TOKENIZER_VERSION, TOOL_VERSION } from '../core/version.js';
-import { IndexBuilder } from '../index/builder.js';
-import { encodeFiles } from '../index/files-codec.js';
-import { encodeArtifact } from '../index/format.js';
-import type { IndexMeta } from '../index/meta.js';
-import type { FileRecord, FileState } from '../index/model.js';
-import { FALLBACK_CODES, chunkDeclaredNames, chunkSymbolPath, encodeSymbols } from '../index/symbols-codec.js';
+import { type ChunkParams, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
+import { chunkDeclaredNames, chunkSymbolPath } from '../chunk/symbol-paths.js';
+import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
+import { RepodexError, isRepodexError } from '../core/errors.js';
+import { type GitHead, readGitHead } from '../core/git.js';
+import { FEATURE_VERSION } from '../core/version.js';
+import { type FileState, NO_CONTENT_HASH, type NewChunk, type NewFile } from '../index/model.js';
 import { hasAdapter } from '../lang/index.js';
-import type { OutlineSymbol } from '../lang/types.js';
 import { languageOf } from '../scan/language.js';
-import { type Candidate, type SoftError, walkRepository } from '../scan/walker.js';
+import { readSource } from '../scan/read-source.js';
+import { RepoScope } from '../scan/scope.js';
+import type { Candidate, SoftError } from '../scan/walker.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
-import { decodeText, splitLines } from '../text/normalize.js';
+import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
+import { type Changes, changeCount, statChanges, walkChanges } from './changes.js';
+import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
 import type { RepoContext } from './context.js';
-import { createPreparer } from './prepare-pool.js';
-import { type PrepareOptions, type PrepareTask, type PreparedFile, contentHashOf, prepareFile } from './prepare-file.js';
+import { createParser } from './parse-pool.js';
+import { type ParseOutcome, contentHashOf, parseCacheKey } from './prepare-file.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
 export type SyncEvent =
   | { readonly type: 'scan'; readonly files: number }
   | { readonly type: 'index'; readonly done: number; readonly total: number; readonly path: string }
-  | { readonly type: 'write' }
-  | { readonly type: 'done'; readonly summary: SyncSummary };
+  | { readonly type: 'write' };
 
-/** What a sync did (seed 001 §2.5 fields, plus what was skipped, reused and chunked as text). */
+/** What a sync did (seed 001 §2.5 fields first). */
 export interface SyncSummary {
+  /** Files read by this sync: new ones and those whose size or mtime changed. */
   readonly files_scanned: number;
-  readonly files_indexed: number;
-  readonly files_skipped: number;
-  readonly skipped_by_reason: Record<string, number>;
-  /** Unchanged files whose chunks and outline were taken from the previous index without parsing. */
-  readonly files_reused: number;
-  /** Files with a language adapter that were chunked as text instead: parse errors and files too large to parse. */
-  readonly text_fallbacks: Record<string, number>;
   readonly chunks_created: number;
+  /** Chunks the index already had that are still there (same path, position and content). */
   readonly chunks_unchanged: number;
   readonly chunks_deleted: number;
-  readonly chunks_total: number;
-  readonly terms: number;
-  readonly generation: number;
   readonly duration_ms: number;
-  /** Per-file problems that did not stop the sync, including text fallbacks (first 50). */
+  /** `none`: nothing had changed (nothing written); `incremental`: only changed files; `full`: every file. */
+  readonly mode: 'none' | 'incremental' | 'full';
+  /** Why a full rebuild ran (`--force`, first sync, config or rules changed, damaged index), or null. */
+  readonly full_reason: string | null;
+  /** Catalogued files whose stat was unchanged, so they were not read. */
+  readonly files_unchanged: number;
+  readonly files_removed: number;
+  /** Of the files read: those whose chunks and outline came from the parse cache instead of a parse. */
+  readonly files_cached: number;
+  /** Of the files read: those skipped, by reason (too-large, binary, unreadable, secret). */
+  readonly skipped_by_reason: Record<string, number>;
+  /** Of the files read: those with a language adapter chunked as text (parse errors, too large to parse). */
+  readonly text_fallbacks: Record<string, number>;
+  readonly files_indexed: number;
+  readonly files_skipped: number;
+  readonly chunks_total: number;
+  readonly generation: number;
+  /** True when this commit merged the index's segments into one. */
+  readonly merged: boolean;
+  /** Problems with single files of this sync (first 50), parse fallbacks included. */
   readonly errors: SoftError[];
 }
 
-const EMPTY_HASH = new Uint8Array(32);
 const PROGRESS_EVERY = 64;
 const MAX_REPORTED_ERRORS = 50;
+/** Files read and parsed ahead of the one being added, so parse workers never starve. */
+const LOOKAHEAD = 64;
 
-/** The chunking strategy recorded in meta.json and mixed into chunk hashes. */
-export function chunkStrategy(): ChunkStrategy {
-  return treeSitterChunker;
+/** The chunking rules of a config: params and the key that is part of every chunk hash. */
+export function chunkRules(params: ChunkParams): { params: ChunkParams; key: string } {
+  return { params, key: chunkParamsKey(treeSitterChunker, params) };
 }
 
+/** The current generation, or why it cannot be built on (missing, damaged, other format). */
+async function openBase(store: IndexStore): Promise<{ view: IndexView | undefined; problem: string | undefined }> {
+  try {
+    if (!(await store.readMeta())) return { view: undefined, problem: undefined };
+    const integrity = await store.check();
+    if (integrity.problems.length > 0) return { view: undefined, problem: `damaged index (${integrity.problems[0]})` };
+    return { view: await store.open(), problem: undefined };
+  } catch (error) {
+    // A damaged or older-format index is simply replaced by a full rebuild.
+    if (isRepodexError(error)) return { view: undefined, problem: error.message };
+    throw error;
+  }
+}
+
+/** Why the base cannot be updated incrementally, or undefined when it can. */
+function fullReason(ctx: RepoContext, base: IndexView | undefined, problem: string | undefined, force: boolean, rulesKey: string): string | undefined {
+  if (force) return '--force';
+  if (problem) return problem;
+  if (!base) return 'first sync';
+  if (base.meta.feature_version !== FEATURE_VERSION) return `index built with other rules (feature version ${base.meta.feature_version}, now ${FEATURE_VERSION})`;
+  if (base.meta.chunker.params_key !== rulesKey) return 'chunking settings changed';
+  if (base.meta.config_hash !== ctx.loaded.hash) return 'config.json changed';
+  return undefined;
+}
+
+function sameHead(recorded: IndexView['meta']['git'], head: GitHead | undefined): boolean {
+  return (recorded?.commit ?? null) === (head?.commit ?? null) && (recorded?.branch ?? null) === (head?.branch ?? null);
+}
+
+/** A file read and cut into chunks, ready to hand to the writer (or why it was skipped). */
+interface Prepared {
+  readonly candidate: Candidate;
+  readonly state: FileState;
+  readonly error?: string;
+  readonly text?: string;
+  readonly contentHash: string;
+  readonly outcome?: ParseOutcome;
+  readonly cached: boolean;
+}
 
 /**
- * Build the index from the working tree and commit it as a new generation. Every file is read;
- * files unchanged since the previous generation (same content hash) reuse its chunk boundaries
- * and outline instead of being parsed again, unless `force`. Parsing runs in worker
- * threads when there is enough of it. The store makes the switch atomic.
+ * Bring the index up to date with the working tree and commit the result as a new generation.
+ * Incremental by default: only new files and files whose size or mtime changed are read (once
+ * each), files that vanished are dropped, and the new versions go into one small segment; a
+ * file whose content was parsed before (same content hash) takes its chunks and outline from the
+ * parse cache. With nothing changed it returns without writing. A full rebuild (`force`, first
+ * sync, changed rules, damaged index) reads every file, still through the parse cache. Chunk ids
+ * stay stable throughout (see ChunkIdAllocator). The caller holds the writer lock.
  */
-export async function* runSync(ctx: RepoContext, store: IndexStore, options: { force?: boolean | undefined } = {}): AsyncGenerator<SyncEvent, void, undefined> {
+export async function* runSync(
+  ctx: RepoContext,
+  store: IndexStore,
+  options: { readonly force?: boolean | undefined; readonly signal?: AbortSignal | undefined } = {},
+): AsyncGenerator<SyncEvent, SyncSummary, undefined> {
   const started = performance.now();
   const { config } = ctx.loaded;
-  const strategy = chunkStrategy();
-  const params: ChunkParams = config.chunk;
-  const paramsKey = chunkParamsKey(strategy, params);
-  const previous = await openPrevious(store);
-  const previousIdentities = await identitiesOf(previous);
+  const rules = chunkRules(config.chunk);
+  const root = ctx.paths.root;
+  const head = readGitHead(root);
+  const { view: base, problem } = await openBase(store);
+  const why = fullReason(ctx, base, problem, options.force === true, rules.key);
+  const scope = new RepoScope(root, config, ctx.denylist);
+  const catalog = base?.catalog();
+  const changes: Changes = why === undefined && catalog ? (statChanges(scope, catalog) ?? walkChanges(scope, catalog)) : walkChanges(scope, undefined);
+  const errors: SoftError[] = [...changes.errors];
 
-  const walk = walkRepository(ctx.paths.root, config, ctx.denylist);
-  const errors: SoftError[] = [...walk.errors];
-  yield { type: 'scan', files: walk.files.length };
+  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head)) {
+    await store.tidy();
+    return noChange(base, changes, errors, started);
+  }
+  yield { type: 'scan', files: changes.changed.length };
 
-  const reuseFrom = !options.force && previous && previous.meta.chunker.params_key === paramsKey ? previous : undefined;
-  const plans = walk.files.map((file) => planReuse(reuseFrom, ctx.paths.root, file));
-  const allTasks = walk.files.map((file): PrepareTask => ({ path: file.path, size: file.size, language: languageOf(file.path) }));
-  const tasks = allTasks.map((task, i) => (plans[i] ? undefined : task));
-  const parseCount = tasks.filter((task) => task && hasAdapter(task.language)).length;
-  const prepareOptions: PrepareOptions = { root: ctx.paths.root, maxFileBytes: config.max_file_bytes, chunk: params };
-  const preparer = await createPreparer(tasks, prepareOptions, parseCount);
-
-  const builder = new IndexBuilder();
-  const records: FileRecord[] = [];
-  const outlines: OutlineSymbol[][] = [];
-  const fallbacks: number[] = [];
-  const skipped: Record<string, number> = {};
-  const textFallbacks: Record<string, number> = {};
-  let created = 0;
-  let unchanged = 0;
-  let reused = 0;
-  let sourceBytes = 0;
-
+  const incremental = why === undefined;
+  const writer = await store.beginGeneration(incremental ? base : undefined);
+  let committed = false;
+  const parser = await createParser(rules.params, changes.changed.filter((file) => hasAdapter(languageOf(file.path))).length);
   try {
-    for (let fileId = 0; fileId < walk.files.length; fileId++) {
-      const candidate = walk.files[fileId]!;
-      if (fileId % PROGRESS_EVERY === 0) yield { type: 'index', done: fileId, total: walk.files.length, path: candidate.path };
-      const language = languageOf(candidate.path);
-      const firstChunk = builder.chunkCount;
-      const record = (state: FileState, contentHash: Uint8Array = EMPTY_HASH, symbols: OutlineSymbol[] = [], fallback: ChunkFallback = 'no-adapter'): void => {
-        if (state !== 'indexed') skipped[state] = (skipped[state] ?? 0) + 1;
-        records.push({ ...candidate, state, language, contentHash, firstChunk, chunkCount: builder.chunkCount - firstChunk });
-        outlines.push(symbols);
-        fallbacks.push(FALLBACK_CODES.indexOf(fallback));
-      };
-      const plan = plans[fileId];
-      let prepared: PreparedFile;
-      if (plan && reuseFrom) {
-        const outcome = await reuse(reuseFrom, plan, allTasks[fileId]!, prepareOptions);
-        prepared = outcome.file;
-        if (outcome.reused) reused++;
+    // Chunks of the files this sync touches (removed or re-read), by identity: what keeps ids and counts unchanged chunks.
+    const touched = new Set<string>([...changes.removed, ...changes.changed.map((file) => file.path)]);
+    let previousChunks = 0;
+    if (base) {
+      if (incremental) {
+        for (const path of changes.removed) writer.remove(path);
+        for (const path of touched) previousChunks += chunkCountOf(base, path);
       } else {
-        prepared = await preparer.get(fileId);
+        previousChunks = base.stats.chunkCount;
       }
-      if (prepared.state !== 'indexed') {
-        if ('error' in prepared && prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
-        record(prepared.state);
+    }
+    const allocator = new ChunkIdAllocator((id) => base !== undefined && base.docOf(id) >= 0);
+    const cache = await store.parseCache();
+    const skipped: Record<string, number> = {};
+    const fallbacks: Record<string, number> = {};
+    let created = 0;
+    let matched = 0;
+    let cachedFiles = 0;
+
+    // Read ahead and start parses LOOKAHEAD files beyond the one being added, in path order.
+    const files = changes.changed;
+    const pending: Promise<Prepared>[] = [];
+    let nextToStart = 0;
+    const startUpTo = (limit: number): void => {
+      for (; nextToStart < Math.min(limit, files.length); nextToStart++) pending[nextToStart] = prepare(files[nextToStart]!);
+    };
+    const prepare = async (candidate: Candidate): Promise<Prepared> => {
+      const read = readSource(join(root, candidate.path), config.max_file_bytes);
+      if (!read.ok) return { candidate, state: read.state, error: read.state === 'unreadable' ? read.reason : undefined, contentHash: NO_CONTENT_HASH, cached: false };
+      const language = languageOf(candidate.path);
+      const contentHash = contentHashOf(read.text);
+      const key = parseCacheKey(contentHash, language, rules.key);
+      const hit = cache.get(key);
+      if (hit) return { candidate, state: 'indexed', text: read.text, contentHash, outcome: hit, cached: true };
+      const outcome = await parser.parse(read.text, language);
+      cache.put(key, outcome);
+      return { candidate, state: 'indexed', text: read.text, contentHash, outcome, cached: false };
+    };
+
+    for (let i = 0; i < files.length; i++) {
+      if (options.signal?.aborted) throw new RepodexError('ABORTED', 'sync stopped before it committed');
+      if (i % PROGRESS_EVERY === 0) yield { type: 'index', done: i, total: files.length, path: files[i]!.path };
+      startUpTo(i + LOOKAHEAD);
+      const prepared = await pending[i]!;
+      delete pending[i];
+      const { candidate } = prepared;
+      const language = languageOf(candidate.path);
+      const record = { path: candidate.path, size: candidate.size, mtimeMs: candidate.mtimeMs, state: prepared.state, language, contentHash: prepared.contentHash };
+      if (prepared.state !== 'indexed' || !prepared.outcome || prepared.text === undefined) {
+        skipped[prepared.state] = (skipped[prepared.state] ?? 0) + 1;
+        if (prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
+        writer.add({ record, chunks: [], symbols: [], fallback: 'no-adapter' });
         continue;
       }
-      if (prepared.fallback === 'parse-error' || prepared.fallback === 'too-large') {
-        textFallbacks[prepared.fallback] = (textFallbacks[prepared.fallback] ?? 0) + 1;
-        errors.push({ path: candidate.path, reason: prepared.fallback === 'parse-error' ? 'parse error: chunked as text, no outline' : 'too large to parse: chunked as text' });
+      if (prepared.cached) cachedFiles++;
+      const { outcome } = prepared;
+      if (outcome.fallback === 'parse-error' || outcome.fallback === 'too-large') {
+        fallbacks[outcome.fallback] = (fallbacks[outcome.fallback] ?? 0) + 1;
+        errors.push({ path: candidate.path, reason: outcome.fallback === 'parse-error' ? 'parse error: chunked as text, no outline' : 'too large to parse: chunked as text' });
       }
-      const lines = splitLines(prepared.text);
-      const pathTerms = queryTerms(candidate.path);
-      prepared.spans.forEach((span, chunkIndex) => {
-        const content = lines.slice(span.startLine - 1, span.endLine).join('\n');
-        const hash = chunkHash(content, paramsKey);
-        if (previousIdentities.has(identityKey(candidate.path, chunkIndex, hash))) unchanged++;
-        else created++;
-        builder.addChunk({
-          fileId,
-          startLine: span.startLine,
-          endLine: span.endLine,
-          hash,
-          snippet: makeSnippet(lines, span.startLine, span.endLine),
-          symbol: chunkSymbolPath(prepared.symbols, span.startLine, span.endLine, lines),
-          text: content,
-          fields: { path: pathTerms, names: queryTerms(chunkDeclaredNames(prepared.symbols, span.startLine, span.endLine).join(' ')) },
-        });
-      });
-      sourceBytes += candidate.size;
-      record('indexed', Buffer.from(prepared.contentHash, 'hex'), prepared.symbols, prepared.fallback);
+      const file = await buildFile(record, prepared.text, outcome, rules.key, base, allocator);
+      created += file.created;
+      matched += file.matched;
+      writer.add(file.file);
     }
-  } finally {
-    await preparer.close();
-  }
-
-  yield { type: 'write' };
-  const built = builder.finish();
-  const data = {
-    files: encodeArtifact('FILE', encodeFiles(records, walk.dirs, walk.controls)),
-    chunks: encodeArtifact('CHNK', built.chunks),
-    terms: encodeArtifact('TERM', built.terms),
-    postings: encodeArtifact('POST', built.postings),
-    symbols: encodeArtifact('SYMB', encodeSymbols(outlines, fallbacks)),
-  };
-  const filesIndexed = records.filter((file) => file.state === 'indexed').length;
-  const durationMs = Math.round(performance.now() - started);
-  const meta = await store.commit(data, {
-    format_version: FORMAT_VERSION,
-    tool_version: TOOL_VERSION,
-    config_hash: ctx.loaded.hash,
-    project_type: config.project_type,
-    tokenizer_version: TOKENIZER_VERSION,
-    chunker: { name: strategy.name, version: strategy.version, params_key: paramsKey },
-    counts: {
-      files: records.length,
-      files_indexed: filesIndexed,
-      files_skipped: records.length - filesIndexed,
-      chunks: built.chunkCount,
-      terms: built.termCount,
-      postings: built.postingCount,
-    },
-    source_bytes: sourceBytes,
-    git: readGitHead(ctx.paths.root) ?? null,
-    synced_at: new Date().toISOString(),
-    duration_ms: durationMs,
-  } satisfies Omit<IndexMeta, 'generation' | 'generation_dir' | 'artifacts'>);
-  yield {
-    type: 'done',
-    summary: {
-      files_scanned: walk.files.length,
-      files_indexed: filesIndexed,
-      files_skipped: records.length - filesIndexed,
-      skipped_by_reason: skipped,
-      files_reused: reused,
-      text_fallbacks: textFallbacks,
-      chunks_created: created,
-      chunks_unchanged: unchanged,
-      chunks_deleted: previousIdentities.size - unchanged,
-      chunks_total: built.chunkCount,
-      terms: built.termCount,
-      generation: meta.generation,
+    yield { type: 'write' };
+    writer.setTree(changes.tree, null);
+    const durationMs = Math.round(performance.now() - started);
+    const result = await writer.commit({
+      config_hash: ctx.loaded.hash,
+      project_type: config.project_type,
+      chunker: { name: treeSitterChunker.name, version: treeSitterChunker.version, params_key: rules.key },
+      git: head ?? null,
+      synced_at: new Date().toISOString(),
       duration_ms: durationMs,
+    });
+    committed = true;
+    await cache.flush(await liveCacheKeys(store, rules.key));
+    const meta = result.meta;
+    return {
+      files_scanned: files.length,
+      chunks_created: created,
+      chunks_unchanged: (base ? base.stats.chunkCount : 0) - previousChunks + matched,
+      chunks_deleted: previousChunks - matched,
+      duration_ms: Math.round(performance.now() - started),
+      mode: incremental ? 'incremental' : 'full',
+      full_reason: why ?? null,
+      files_unchanged: changes.unchanged,
+      files_removed: changes.removed.length,
+      files_cached: cachedFiles,
+      skipped_by_reason: skipped,
+      text_fallbacks: fallbacks,
+      files_indexed: meta.counts.files_indexed,
+      files_skipped: meta.counts.files_skipped,
+      chunks_total: meta.counts.chunks,
+      generation: meta.generation,
+      merged: result.merged,
       errors: errors.slice(0, MAX_REPORTED_ERRORS),
-    },
+    };
+  } finally {
+    await parser.close();
+    if (!committed) await writer.abort();
+  }
+}
+
+/** The summary of a sync that found nothing to do. */
+function noChange(base: IndexView, changes: Changes, errors: SoftError[], started: number): SyncSummary {
+  const meta = base.meta;
+  return {
+    files_scanned: 0,
+    chunks_created: 0,
+    chunks_unchanged: meta.counts.chunks,
+    chunks_deleted: 0,
+    duration_ms: Math.round(performance.now() - started),
+    mode: 'none',
+    full_reason: null,
+    files_unchanged: changes.unchanged,
+    files_removed: 0,
+    files_cached: 0,
+    skipped_by_reason: {},
+    text_fallbacks: {},
+    files_indexed: meta.counts.files_indexed,
+    files_skipped: meta.counts.files_skipped,
+    chunks_total: meta.counts.chunks,
+    generation: meta.generation,
+    merged: false,
+    errors: errors.slice(0, MAX_REPORTED_ERRORS),
   };
 }
 
-function identityKey(path: string, chunkIndex: number, hash: Uint8Array): string {
-  return `${path}\0${chunkIndex}\0${Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex')}`;
+function chunkCountOf(view: IndexView, path: string): number {
+  const slot = view.findFile(path);
+  if (slot < 0) return 0;
+  const { from, to } = view.fileDocs(slot);
+  return to - from;
 }
 
-/** The current generation, or undefined when there is none this version can read. */
-async function openPrevious(store: IndexStore): Promise<IndexView | undefined> {
-  try {
-    if (!store.readMeta()) return undefined;
-    return await store.open({ verify: false });
-  } catch (error) {
-    // A damaged or older-format previous index is simply replaced: every chunk counts as new.
-    if (isRepodexError(error)) return undefined;
-    throw error;
-  }
-}
-
-/** Chunk identities `(path, chunk_index, chunk_hash)` of a generation, to count what changed. */
-async function identitiesOf(view: IndexView | undefined): Promise<Set<string>> {
-  const identities = new Set<string>();
-  if (!view) return identities;
-  const ids = Array.from({ length: view.stats.chunkCount }, (_, i) => i);
-  for (const record of await view.chunks(ids)) {
-    if (record) identities.add(`${record.path}\0${record.chunkIndex}\0${record.hash}`);
-  }
-  return identities;
-}
-
-/** A file the previous generation already chunked and outlined, with the content hash it had then. */
-interface ReusePlan {
-  readonly previousId: number;
-  readonly contentHash: string;
+/** Identity keys of a file's chunks in the base generation → their ids. */
+async function previousIdentities(view: IndexView | undefined, path: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const slot = view ? view.findFile(path) : -1;
+  if (!view || slot < 0) return out;
+  const { from, to } = view.fileDocs(slot);
+  for (const chunk of await view.chunks(Array.from({ length: to - from }, (_, i) => from + i))) out.set(identityKey(chunk.chunkIndex, chunk.hash), chunk.id);
+  return out;
 }
 
 /**
- * Whether a file can reuse the previous generation's chunks and outline: read now, it has the
- * content hash the previous generation recorded (its stat may differ: a checkout or a touch
- * changes mtimes, not content). Only the hash is kept, so planning holds no file text in memory.
+ * A file's chunks as the writer takes them: text, hashes, snippets, symbol paths, field terms
+ * and stable ids. Counts chunks new to the index and chunks it already had (same identity).
  */
-function planReuse(previous: IndexView | undefined, root: string, file: Candidate): ReusePlan | undefined {
-  if (!previous) return undefined;
-  const previousId = previous.findFile(file.path);
-  if (previousId < 0) return undefined;
-  const record = previous.fileRecord(previousId);
-  if (record.state !== 'indexed' || record.size !== file.size) return undefined;
-  const text = readText(root, file.path);
-  const contentHash = Buffer.from(record.contentHash).toString('hex');
-  return text !== undefined && contentHashOf(text) === contentHash ? { previousId, contentHash } : undefined;
+async function buildFile(
+  record: NewFile['record'],
+  text: string,
+  outcome: ParseOutcome,
+  rulesKey: string,
+  base: IndexView | undefined,
+  allocator: ChunkIdAllocator,
+): Promise<{ file: NewFile; created: number; matched: number }> {
+  const lines = splitLines(text);
+  const contents = outcome.spans.map((span) => lines.slice(span.startLine - 1, span.endLine).join('\n'));
+  const hashes = contents.map((content) => chunkHash(content, rulesKey));
+  const previous = await previousIdentities(base, record.path);
+  const ids = allocator.assign(record.path, hashes, previous);
+  let matched = 0;
+  hashes.forEach((hash, index) => {
+    if (previous.get(identityKey(index, hash.toString('hex'))) === ids[index]) matched++;
+  });
+  const pathTerms = queryTerms(record.path);
+  const chunks: NewChunk[] = outcome.spans.map((span, index) => ({
+    id: ids[index]!,
+    startLine: span.startLine,
+    endLine: span.endLine,
+    hash: hashes[index]!,
+    snippet: makeSnippet(lines, span.startLine, span.endLine),
+    symbol: chunkSymbolPath(outcome.symbols, span.startLine, span.endLine, lines),
+    text: contents[index]!,
+    fields: { path: pathTerms, names: queryTerms(chunkDeclaredNames(outcome.symbols, span.startLine, span.endLine).join(' ')) },
+  }));
+  return { file: { record, chunks, symbols: outcome.symbols, fallback: outcome.fallback }, created: chunks.length - matched, matched };
 }
 
-/**
- * The reused file, read again for its postings. When it changed since planning (edited during
- * the sync), it is prepared afresh instead, so the index always matches the text it was built from.
- */
-async function reuse(previous: IndexView, plan: ReusePlan, task: PrepareTask, options: PrepareOptions): Promise<{ file: PreparedFile; reused: boolean }> {
-  const text = readText(options.root, task.path);
-  if (text === undefined || contentHashOf(text) !== plan.contentHash) return { file: await prepareFile(task, options), reused: false };
-  const record = previous.fileRecord(plan.previousId);
-  const ids = Array.from({ length: record.chunkCount }, (_, i) => record.firstChunk + i);
-  const spans = (await previous.chunks(ids)).map((chunk) => ({ startLine: chunk!.startLine, endLine: chunk!.endLine }));
-  const outline = await previous.outline(plan.previousId);
-  return { file: { state: 'indexed', text, contentHash: plan.contentHash, spans, symbols: outline.symbols, fallback: outline.fallback }, reused: true };
-}
-
-/** A file's normalized text, or undefined when it cannot be read now (preparing it records why). */
-function readText(root: string, path: string): string | undefined {
-  try {
-    return decodeText(readFileSync(join(root, path)));
-  } catch (error) {
-    if (isErrnoException(error)) return undefined;
-    throw error;
+/** Parse-cache keys of every indexed file of the current generation: what the cache must keep. */
+async function liveCacheKeys(store: IndexStore, rulesKey: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  const catalog = (await store.open()).catalog();
+  for (let i = 0; i < catalog.count; i++) {
+    const record = catalog.record(i);
+    if (record.state === 'indexed') keys.add(parseCacheKey(record.contentHash, record.language, rulesKey));
   }
+  return keys;
 }

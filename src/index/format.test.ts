@@ -1,21 +1,16 @@
-import { crc32 } from 'node:zlib';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { crc32 as zlibCrc } from 'node:zlib';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers.js';
 import { isRepodexError } from '../core/errors.js';
 import { FORMAT_VERSION } from '../core/version.js';
-import { encodeSymbols } from './symbols-codec.js';
-import { FsIndexView } from '../store/fs/fs-view.js';
-import { tokenize } from '../text/tokenizer.js';
-import { IndexBuilder } from './builder.js';
-import { FileTable, encodeFiles } from './files-codec.js';
-import { Artifact, MAGIC, type Section, StringTable, VarintWriter, encodeArtifact, f64View, leBytes, tag, u32View } from './format.js';
-import type { IndexMeta } from './meta.js';
-import type { FileRecord } from './model.js';
+import { Artifact, ArtifactFile, ArtifactWriter, HEADER_BYTES, MAGIC, type Section, StringTable, VarintWriter, encodeArtifact, f64View, fileSink, leBytes, tag, u32View } from './format.js';
 
 // Property runs are seeded so every run is the same; FC_SEED=<n> explores (or replays) another seed.
 fc.configureGlobal({ seed: Number(process.env.FC_SEED ?? 20240603) });
 
-const HEADER_BYTES = 32;
 const TOC_ENTRY_BYTES = 16;
 
 /** The error code a call throws (`undefined` when it does not throw); errors are matched on code, never on class. */
@@ -37,17 +32,13 @@ function thrownMessage(fn: () => unknown): string {
   return '';
 }
 
-/** Fix the header checksum after deliberately editing the payload, so a later check is what fails. */
-function reseal(buffer: Buffer): Buffer {
-  buffer.writeUInt32LE(crc32(buffer.subarray(HEADER_BYTES)), 20);
-  return buffer;
-}
-
 const sample = (): Section[] => [
   { tag: 'AAAA', bytes: Uint8Array.from([1, 2, 3]) },
   { tag: 'BBBB', bytes: new Uint8Array(0) },
   { tag: 'CCCC', bytes: leBytes(Uint32Array.from([7, 0xffffffff, 42])) },
 ];
+
+const parse = (buffer: Uint8Array, kind = 'TEST'): Artifact => Artifact.fromBuffer('t.rpdx', kind, buffer);
 
 /** Four distinct printable-ASCII tags. */
 const tagArb = fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 '.split('')), minLength: 4, maxLength: 4 });
@@ -64,8 +55,10 @@ describe('artifact round trip', () => {
     expect(buffer.subarray(4, 8).toString('latin1')).toBe('TEST');
     expect(buffer.readUInt32LE(8)).toBe(FORMAT_VERSION);
     expect(buffer.readUInt32LE(12)).toBe(3);
-    expect(buffer.readUInt32LE(16)).toBe(buffer.length - HEADER_BYTES);
-    const artifact = new Artifact('test.bin', buffer, 'TEST', true);
+    expect(buffer.readUInt32LE(20)).toBe(buffer.length);
+    // The TOC is last: its offset plus its entries end the file.
+    expect(buffer.readUInt32LE(16) + 3 * TOC_ENTRY_BYTES).toBe(buffer.length);
+    const artifact = parse(buffer);
     expect([...artifact.bytes('AAAA')]).toEqual([1, 2, 3]);
     expect(artifact.bytes('BBBB').length).toBe(0);
     expect([...artifact.u32('CCCC')]).toEqual([7, 0xffffffff, 42]);
@@ -74,7 +67,7 @@ describe('artifact round trip', () => {
   });
 
   it('a missing required section is INDEX_CORRUPT', () => {
-    const artifact = new Artifact('test.bin', encodeArtifact('TEST', sample()), 'TEST', true);
+    const artifact = parse(encodeArtifact('TEST', sample()));
     expect(thrownCode(() => artifact.bytes('ZZZZ'))).toBe('INDEX_CORRUPT');
   });
 
@@ -83,17 +76,36 @@ describe('artifact round trip', () => {
       fc.property(sectionsArb, (sections) => {
         const buffer = encodeArtifact('PROP', sections);
         expect(encodeArtifact('PROP', sections).equals(buffer)).toBe(true);
-        expect(buffer.length % 8).toBe(0);
-        const artifact = new Artifact('prop.bin', buffer, 'PROP', true);
+        const artifact = parse(buffer, 'PROP');
         for (const section of sections) {
           expect(Buffer.from(artifact.bytes(section.tag)).equals(Buffer.from(section.bytes))).toBe(true);
         }
-        for (let i = 0; i < sections.length; i++) {
-          expect(buffer.readUInt32LE(HEADER_BYTES + i * TOC_ENTRY_BYTES + 4) % 8).toBe(0);
-        }
+        const tocOffset = buffer.readUInt32LE(16);
+        expect(tocOffset % 8).toBe(0);
+        for (let i = 0; i < sections.length; i++) expect(buffer.readUInt32LE(tocOffset + i * TOC_ENTRY_BYTES + 4) % 8).toBe(0);
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('a file written section by section equals the in-memory encoding, and reads back lazily', () => {
+    const path = join(tempDir(), 'stream.rpdx');
+    const fd = openSync(path, 'w');
+    const writer = new ArtifactWriter(fileSink(fd), 'TEST');
+    for (const section of sample()) writer.add(section.tag, section.bytes);
+    const { length, headerCrc } = writer.finish();
+    closeSync(fd);
+    const memory = encodeArtifact('TEST', sample());
+    expect(length).toBe(memory.length);
+    const file = ArtifactFile.open(path, 'stream.rpdx', 'TEST');
+    try {
+      expect(file.layout.headerCrc).toBe(headerCrc);
+      expect([...file.read(['CCCC']).u32('CCCC')]).toEqual([7, 0xffffffff, 42]);
+      expect(file.read(['CCCC']).has('AAAA')).toBe(false);
+      expect([...file.readAll().bytes('AAAA')]).toEqual([1, 2, 3]);
+    } finally {
+      file.close();
+    }
   });
 
   it('typed columns read back through u32/f64 views, also from unaligned bytes', () => {
@@ -105,7 +117,7 @@ describe('artifact round trip', () => {
         (u32s, f64s, shift) => {
           const u32 = Uint32Array.from(u32s);
           const f64 = Float64Array.from(f64s);
-          const artifact = new Artifact('t.bin', encodeArtifact('TYPE', [{ tag: 'U32 ', bytes: leBytes(u32) }, { tag: 'F64 ', bytes: leBytes(f64) }]), 'TYPE', true);
+          const artifact = parse(encodeArtifact('TYPE', [{ tag: 'U32 ', bytes: leBytes(u32) }, { tag: 'F64 ', bytes: leBytes(f64) }]), 'TYPE');
           expect([...artifact.u32('U32 ')]).toEqual(u32s);
           expect([...artifact.f64('F64 ')]).toEqual([...f64]);
           // Copies at an odd offset force the slow, byte-by-byte path.
@@ -131,96 +143,79 @@ describe('artifact round trip', () => {
 describe('unknown sections', () => {
   it('are skipped by readers that do not know them', () => {
     const withExtra = [sample()[0]!, { tag: 'NEW1', bytes: Uint8Array.from([9, 9, 9, 9, 9]) }, ...sample().slice(1)];
-    const artifact = new Artifact('test.bin', encodeArtifact('TEST', withExtra), 'TEST', true);
+    const artifact = parse(encodeArtifact('TEST', withExtra));
     expect([...artifact.bytes('AAAA')]).toEqual([1, 2, 3]);
     expect([...artifact.u32('CCCC')]).toEqual([7, 0xffffffff, 42]);
-  });
-
-  it('files.bin with a section from a newer writer still loads as a catalog', () => {
-    const records: FileRecord[] = [
-      { path: 'a.ts', size: 10, mtimeMs: 1_700_000_000_123.5, state: 'indexed', language: 'typescript', contentHash: new Uint8Array(32).fill(7), firstChunk: 0, chunkCount: 2 },
-      { path: 'b/c.md', size: 3, mtimeMs: 5, state: 'binary', language: 'markdown', contentHash: new Uint8Array(32), firstChunk: 2, chunkCount: 0 },
-    ];
-    const sections = encodeFiles(records, [{ path: '', mtimeMs: 1 }, { path: 'b', mtimeMs: 2 }], [{ path: '.repodex/ignore', size: -1, mtimeMs: 0 }]);
-    sections.splice(3, 0, { tag: 'XTRA', bytes: Uint8Array.from({ length: 13 }, (_, i) => i) });
-    const table = new FileTable(new Artifact('files.bin', encodeArtifact('FILE', sections), 'FILE', true));
-    expect(table.count).toBe(2);
-    records.forEach((expected, i) => {
-      const { contentHash, ...rest } = table.record(i);
-      const { contentHash: expectedHash, ...expectedRest } = expected;
-      expect(rest).toEqual(expectedRest);
-      expect([...contentHash]).toEqual([...expectedHash]);
-    });
-    expect(table.dirs).toEqual([{ path: '', mtimeMs: 1 }, { path: 'b', mtimeMs: 2 }]);
-    expect(table.controls).toEqual([{ path: '.repodex/ignore', size: -1, mtimeMs: 0 }]);
   });
 });
 
 describe('damaged artifacts', () => {
   const good = (): Buffer => encodeArtifact('TEST', sample());
 
-  it('checksum mismatch → INDEX_CORRUPT (and readable when verification is off)', () => {
+  it('a flipped section byte → INDEX_CORRUPT naming the file and the section', () => {
     const buffer = good();
-    buffer[buffer.length - 40]! ^= 0xff;
-    expect(thrownCode(() => new Artifact('t.bin', buffer, 'TEST', true))).toBe('INDEX_CORRUPT');
-    expect(thrownMessage(() => new Artifact('t.bin', buffer, 'TEST', true))).toMatch(/t\.bin.*checksum/);
-    expect(thrownCode(() => new Artifact('t.bin', buffer, 'TEST', false))).toBeUndefined();
+    buffer[HEADER_BYTES]! ^= 0xff; // first byte of section AAAA
+    expect(thrownCode(() => parse(buffer))).toBe('INDEX_CORRUPT');
+    expect(thrownMessage(() => parse(buffer))).toMatch(/t\.rpdx.*AAAA.*checksum/);
   });
 
-  it('property: flipping any payload byte is detected', () => {
+  it('property: flipping any byte anywhere (header, sections, padding, TOC) is detected', () => {
     const length = good().length;
     fc.assert(
-      fc.property(fc.integer({ min: HEADER_BYTES, max: length - 1 }), fc.integer({ min: 1, max: 255 }), (at, mask) => {
+      fc.property(fc.integer({ min: 0, max: length - 1 }), fc.integer({ min: 1, max: 255 }), (at, mask) => {
         const buffer = good();
         buffer[at]! ^= mask;
-        expect(thrownCode(() => new Artifact('t.bin', buffer, 'TEST', true))).toBe('INDEX_CORRUPT');
+        expect(['INDEX_CORRUPT', 'INDEX_INCOMPATIBLE']).toContain(thrownCode(() => parse(buffer)));
       }),
+      { numRuns: 400 },
     );
   });
 
-  it('truncated → INDEX_CORRUPT', () => {
+  it('truncated or extended → INDEX_CORRUPT', () => {
     const buffer = good();
     for (const cut of [1, 8, buffer.length - HEADER_BYTES, buffer.length - 10, buffer.length]) {
       const truncated = buffer.subarray(0, buffer.length - cut);
-      expect(thrownCode(() => new Artifact('t.bin', truncated, 'TEST', true))).toBe('INDEX_CORRUPT');
+      expect(thrownCode(() => parse(truncated))).toBe('INDEX_CORRUPT');
     }
-    expect(thrownMessage(() => new Artifact('t.bin', buffer.subarray(0, buffer.length - 8), 'TEST', true))).toMatch(/truncated/);
-    // Extra bytes after the declared payload are damage too.
-    expect(thrownCode(() => new Artifact('t.bin', Buffer.concat([buffer, Buffer.alloc(8)]), 'TEST', true))).toBe('INDEX_CORRUPT');
+    expect(thrownMessage(() => parse(buffer.subarray(0, buffer.length - 8)))).toMatch(/truncated/);
+    expect(thrownCode(() => parse(Buffer.concat([buffer, Buffer.alloc(8)])))).toBe('INDEX_CORRUPT');
   });
 
   it('wrong kind → INDEX_CORRUPT', () => {
-    expect(thrownCode(() => new Artifact('t.bin', good(), 'POST', true))).toBe('INDEX_CORRUPT');
-    expect(thrownMessage(() => new Artifact('t.bin', good(), 'POST', true))).toMatch(/POST/);
+    expect(thrownCode(() => parse(good(), 'POST'))).toBe('INDEX_CORRUPT');
+    expect(thrownMessage(() => parse(good(), 'POST'))).toMatch(/POST/);
   });
 
   it('not an artifact (bad magic, empty, text) → INDEX_CORRUPT', () => {
     const buffer = good();
     buffer.write('JUNK', 0, 'latin1');
-    expect(thrownCode(() => new Artifact('t.bin', buffer, 'TEST', true))).toBe('INDEX_CORRUPT');
-    expect(thrownCode(() => new Artifact('t.bin', Buffer.alloc(0), 'TEST', true))).toBe('INDEX_CORRUPT');
-    expect(thrownCode(() => new Artifact('t.bin', Buffer.from('{"not":"an artifact"}'), 'TEST', true))).toBe('INDEX_CORRUPT');
+    expect(thrownCode(() => parse(buffer))).toBe('INDEX_CORRUPT');
+    expect(thrownCode(() => parse(Buffer.alloc(0)))).toBe('INDEX_CORRUPT');
+    expect(thrownCode(() => parse(Buffer.from('{"not":"an artifact"}'.padEnd(64, ' '))))).toBe('INDEX_CORRUPT');
   });
 
-  it('wrong format version → INDEX_INCOMPATIBLE (newer and older)', () => {
+  it('another format version (with a valid header checksum) → INDEX_INCOMPATIBLE (newer and older)', () => {
     for (const version of [FORMAT_VERSION + 1, FORMAT_VERSION - 1, 0xffffffff]) {
       const buffer = good();
       buffer.writeUInt32LE(version >>> 0, 8);
-      expect(thrownCode(() => new Artifact('t.bin', buffer, 'TEST', true))).toBe('INDEX_INCOMPATIBLE');
-      expect(thrownCode(() => new Artifact('t.bin', buffer, 'TEST', false))).toBe('INDEX_INCOMPATIBLE');
+      buffer.writeUInt32LE(zlibCrc(buffer.subarray(0, HEADER_BYTES - 4)), HEADER_BYTES - 4);
+      expect(thrownCode(() => parse(buffer))).toBe('INDEX_INCOMPATIBLE');
     }
   });
 
-  it('a table of contents pointing outside the file → INDEX_CORRUPT, even with a valid checksum', () => {
-    const pastEnd = good();
-    pastEnd.writeUInt32LE(pastEnd.length, HEADER_BYTES + 4); // first section's offset
-    expect(thrownCode(() => new Artifact('t.bin', reseal(pastEnd), 'TEST', true))).toBe('INDEX_CORRUPT');
-    const tooLong = good();
-    tooLong.writeUInt32LE(0xfffffff0, HEADER_BYTES + 8); // first section's length
-    expect(thrownCode(() => new Artifact('t.bin', reseal(tooLong), 'TEST', true))).toBe('INDEX_CORRUPT');
-    const tooMany = good();
-    tooMany.writeUInt32LE(1_000_000, 12); // section count (header, not covered by the checksum)
-    expect(thrownCode(() => new Artifact('t.bin', tooMany, 'TEST', true))).toBe('INDEX_CORRUPT');
+  it('a table of contents pointing outside the file → INDEX_CORRUPT, even with valid checksums', () => {
+    const buffer = good();
+    const tocOffset = buffer.readUInt32LE(16);
+    buffer.writeUInt32LE(buffer.length, tocOffset + 4); // first section's offset
+    buffer.writeUInt32LE(zlibCrc(buffer.subarray(tocOffset)), 24);
+    buffer.writeUInt32LE(zlibCrc(buffer.subarray(0, HEADER_BYTES - 4)), HEADER_BYTES - 4);
+    expect(thrownMessage(() => parse(buffer))).toMatch(/out of bounds/);
+  });
+
+  it('an on-disk file loses a byte: opening it says truncated', () => {
+    const path = join(tempDir(), 'cut.rpdx');
+    writeFileSync(path, good().subarray(0, good().length - 3));
+    expect(thrownMessage(() => ArtifactFile.open(path, 'cut.rpdx', 'TEST'))).toMatch(/truncated/);
   });
 });
 
@@ -247,7 +242,7 @@ describe('StringTable', () => {
         shifted.set(encoded);
         const fromShifted = new StringTable(shifted);
         expect(Array.from({ length: fromShifted.count }, (_, i) => fromShifted.get(i))).toEqual(values);
-        const artifact = new Artifact('s.bin', encodeArtifact('STRS', [{ tag: 'PAD ', bytes: new Uint8Array(shift) }, { tag: 'STR ', bytes: encoded }]), 'STRS', true);
+        const artifact = parse(encodeArtifact('STRS', [{ tag: 'PAD ', bytes: new Uint8Array(shift) }, { tag: 'STR ', bytes: encoded }]), 'STRS');
         const stored = artifact.strings('STR ');
         expect(Array.from({ length: stored.count }, (_, i) => stored.get(i))).toEqual(values);
       }),
@@ -324,47 +319,3 @@ describe('varints', () => {
   });
 });
 
-describe('postings written by the builder, read back through the format (property)', () => {
-  const WORDS = ['alpha', 'Beta', 'gammaRay', 'delta_value', 'HTTPServer', 'x', 'the', 'v2', 'epsilon-zeta', 'alpha', 'Ω'];
-  const chunkText = fc.array(fc.constantFrom(...WORDS), { maxLength: 30 }).map((words) => words.join(' '));
-
-  it('df, chunk ids, tfs and document lengths equal a naive inverted index', () => {
-    fc.assert(
-      fc.property(fc.array(chunkText, { minLength: 1, maxLength: 25 }), (texts) => {
-        const builder = new IndexBuilder();
-        texts.forEach((text, i) => builder.addChunk({ fileId: 0, startLine: i + 1, endLine: i + 1, hash: new Uint8Array(32), snippet: text, text }));
-        const built = builder.finish();
-        const record: FileRecord = { path: 'f.ts', size: 1, mtimeMs: 1, state: 'indexed', language: 'typescript', contentHash: new Uint8Array(32), firstChunk: 0, chunkCount: texts.length };
-        const view = new FsIndexView(
-          {} as unknown as IndexMeta,
-          new Artifact('files.bin', encodeArtifact('FILE', encodeFiles([record], [], [])), 'FILE', true),
-          new Artifact('chunks.bin', encodeArtifact('CHNK', built.chunks), 'CHNK', true),
-          new Artifact('terms.bin', encodeArtifact('TERM', built.terms), 'TERM', true),
-          new Artifact('postings.bin', encodeArtifact('POST', built.postings), 'POST', true),
-          () => new Artifact('symbols.bin', encodeArtifact('SYMB', encodeSymbols([[]], [0])), 'SYMB', true),
-        );
-        const naive = new Map<string, Map<number, number>>();
-        texts.forEach((text, chunk) => {
-          const terms = tokenize(text);
-          expect(view.chunkTokens[chunk]).toBe(terms.length);
-          for (const term of terms) {
-            const byChunk = naive.get(term) ?? new Map<number, number>();
-            byChunk.set(chunk, (byChunk.get(chunk) ?? 0) + 1);
-            naive.set(term, byChunk);
-          }
-        });
-        expect(view.stats.termCount).toBe(naive.size);
-        expect(view.stats.chunkCount).toBe(texts.length);
-        for (const [term, byChunk] of naive) {
-          const list = view.postingsOf(term);
-          expect(list?.df).toBe(byChunk.size);
-          expect([...list!.chunkIds]).toEqual([...byChunk.keys()]);
-          expect([...list!.tfs]).toEqual([...byChunk.values()]);
-        }
-        expect(view.postingsOf('nosuchterm')).toBeUndefined();
-        expect(view.postingsOf('the')).toBeUndefined();
-      }),
-      { numRuns: 150 },
-    );
-  });
-});

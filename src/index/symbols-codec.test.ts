@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutlineSymbol } from '../lang/types.js';
 import { Artifact, encodeArtifact } from './format.js';
-import { SymbolTable, chunkDeclaredNames, chunkSymbolPath, encodeSymbols } from './symbols-codec.js';
+import { SymbolTable, encodeSymbols } from './symbols-codec.js';
 
 function symbol(kind: string, name: string, start: number, end: number, parent: string | null = null, extra: Partial<OutlineSymbol> = {}): OutlineSymbol {
   return {
@@ -21,36 +21,11 @@ function symbol(kind: string, name: string, start: number, end: number, parent: 
 
 const widget = [symbol('class', 'Widget', 1, 200), symbol('method', 'layout', 10, 80, 'Widget'), symbol('method', 'paint', 106, 155, 'Widget'), symbol('function', 'helper', 210, 220)];
 
-describe('chunkSymbolPath', () => {
-  it('names the innermost declaration enclosing the chunk, with its parents', () => {
-    expect(chunkSymbolPath(widget, 10, 80)).toBe('class Widget › layout');
-    expect(chunkSymbolPath(widget, 20, 40)).toBe('class Widget › layout');
-    expect(chunkSymbolPath(widget, 85, 104)).toBe('class Widget');
-    expect(chunkSymbolPath(widget, 205, 225)).toBe('function helper');
-    expect(chunkSymbolPath(widget, 300, 310)).toBeNull();
-  });
-
-  it('regression: a chunk that starts with the doc comment of a method still names the method', () => {
-    const lines = Array.from({ length: 200 }, (_, i) => `    statement${i + 1}();`);
-    lines[103] = '';
-    lines[104] = '  /** Paint. */';
-    expect(chunkSymbolPath(widget, 104, 155, lines)).toBe('class Widget › paint');
-    // Without the text the comment cannot be told from code: the class is all that encloses the chunk.
-    expect(chunkSymbolPath(widget, 104, 155)).toBe('class Widget');
-  });
-});
-
-describe('chunkDeclaredNames', () => {
-  it('lists names declared in the chunk and the declarations around it', () => {
-    expect(chunkDeclaredNames(widget, 100, 160).sort()).toEqual(['Widget', 'paint']);
-    expect(chunkDeclaredNames(widget, 205, 225)).toEqual(['helper']);
-  });
-});
 
 describe('symbols.bin round trip', () => {
   it('gives back every field, nulls included, per file', () => {
     const perFile = [widget, [], [symbol('function', 'f', 3, 9, null, { doc: 'Does f.', is_conditional: true, decl_context: 'if>else', scope_kind: 'function' })]];
-    const table = new SymbolTable(new Artifact('symbols.bin', encodeArtifact('SYMB', encodeSymbols(perFile, [0, 1, 2])), 'SYMB', true));
+    const table = new SymbolTable(Artifact.fromBuffer('symbols', 'SYMB', encodeArtifact('SYMB', encodeSymbols(perFile, [0, 1, 2]))));
     expect(table.forFile(0)).toEqual(widget);
     expect(table.forFile(1)).toEqual([]);
     expect(table.forFile(2)).toEqual(perFile[2]);

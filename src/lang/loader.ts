@@ -20,17 +20,30 @@ const parsers = new Map<string, Parser>();
 // looked up in the other), so loads run one after another on this chain.
 let loadChain: Promise<unknown> = Promise.resolve();
 
+/**
+ * Compile WASM with V8's baseline compiler only, for the duration of `compile`. Grammars are
+ * megabytes of WASM whose hot functions V8 would recompile with its optimizing tier; for the
+ * seconds a sync or an outline runs, that costs more than it returns (measured on playwright: a
+ * full sync takes ~40% less CPU). The flag is read when a module is compiled, so it is switched
+ * back off afterwards: tree-sitter's modules keep baseline code, and nothing else the process
+ * compiles later (an embedder's WASM, say) is affected. V8 flags are per process, not per thread.
+ */
+async function withBaselineCompiler<T>(compile: () => Promise<T>): Promise<T> {
+  setFlagsFromString('--liftoff-only');
+  try {
+    return await compile();
+  } finally {
+    setFlagsFromString('--no-liftoff-only');
+  }
+}
+
 /** Initializes the tree-sitter runtime once; later calls share the same promise. */
 function initRuntime(): Promise<TreeSitter> {
   runtime ??= (async () => {
-    // Grammars are megabytes of WASM whose hot functions V8 would recompile with its optimizing
-    // tier; for the seconds a sync or an outline runs, that compile costs more than it returns.
-    // Measured on playwright: a full sync takes ~40% less CPU with the baseline compiler only.
-    setFlagsFromString('--liftoff-only');
     // A dynamic import keeps the WASM runtime off the startup path of commands that never parse.
     const module = await import('web-tree-sitter');
     const wasm = require.resolve('web-tree-sitter/tree-sitter.wasm');
-    await module.Parser.init({ locateFile: () => wasm });
+    await withBaselineCompiler(() => module.Parser.init({ locateFile: () => wasm }));
     ready = module;
     return module;
   })().catch((error: unknown) => {
@@ -56,7 +69,7 @@ export function loadGrammar(file: string): Promise<Grammar> {
       const module = await initRuntime();
       await previous.catch(() => undefined);
       try {
-        const grammar = await module.Language.load(grammarPath(file));
+        const grammar = await withBaselineCompiler(() => module.Language.load(grammarPath(file)));
         grammars.set(file, grammar);
         return grammar;
       } catch (error) {

@@ -23,8 +23,17 @@ const cappedCount = (cap: number) =>
     z.transform((n: number) => Math.min(n, cap)),
   );
 
+/** `init`: no arguments (CLI only). */
+export const InitRequest = z.strictObject({ op: z.literal('init'), id: requestId });
+
 /** `status`: no arguments. */
 export const StatusRequest = z.strictObject({ op: z.literal('status'), id: requestId });
+
+/** `verify`: check every checksum and cross-reference of the index. */
+export const VerifyRequest = z.strictObject({ op: z.literal('verify'), id: requestId });
+
+/** `clean`: remove the index (CLI only). */
+export const CleanRequest = z.strictObject({ op: z.literal('clean'), id: requestId });
 
 /** `sync`: `force` rebuilds from scratch. */
 export const SyncRequest = z.strictObject({ op: z.literal('sync'), id: requestId, force: z.optional(z.boolean()) });
@@ -76,15 +85,28 @@ export const FilesRequest = z.strictObject({
   limit: z.optional(cappedCount(MAX_FILES_LIMIT)),
 });
 
-/** Every request the JSONL protocol accepts, told apart by `op`. */
-export const Request = z.discriminatedUnion('op', [StatusRequest, SyncRequest, SearchRequest, FetchRequest, OpenRequest, OutlineRequest, FilesRequest]);
+/** Every request, told apart by `op`. */
+export const Request = z.discriminatedUnion('op', [
+  InitRequest,
+  StatusRequest,
+  SyncRequest,
+  SearchRequest,
+  FetchRequest,
+  OpenRequest,
+  OutlineRequest,
+  FilesRequest,
+  VerifyRequest,
+  CleanRequest,
+]);
 
 /** A parsed request. */
 export type Request = z.infer<typeof Request>;
 /** The names of the operations. */
 export type Op = Request['op'];
-/** The operations, for error messages and help. */
-export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files'];
+/** The request of one op. */
+export type RequestOf<O extends Op> = Extract<Request, { op: O }>;
+/** The operations served over the wire (JSONL, and the servers to come); `init` and `clean` are CLI-only. */
+export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files', 'verify'];
 
 /** Defaults applied by the engine when a request leaves a field out. */
 export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT } as const;

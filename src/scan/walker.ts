@@ -1,12 +1,10 @@
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../core/config.js';
-import { includedExtensions } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
-import { repoPaths } from '../core/paths.js';
 import type { Denylist } from '../safety/denylist.js';
-import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, isIgnored, layerFromPatterns, readIgnoreFile, type RuleLayer } from './ignore-rules.js';
-import { extensionOf } from './language.js';
+import { NESTED_IGNORE_FILES } from './ignore-rules.js';
+import { ROOT_CONTROL_FILES, RepoScope } from './scope.js';
 
 /** A file the walk selected for indexing, with the stat that dirty checks compare. */
 export interface Candidate {
@@ -43,34 +41,31 @@ export interface WalkResult {
   readonly errors: SoftError[];
 }
 
-/** Ignore files outside the walked tree that are always consulted (recorded even when absent). */
-export const ROOT_CONTROL_FILES = ['.git/info/exclude', '.repodex/ignore'] as const;
-
-const DECLARATION_FILE = /\.d\.[mc]?ts$/i;
+/** Order by path, as every list the index keeps is ordered. */
+export const byPath = (a: { path: string }, b: { path: string }): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 /**
- * Walk a repository the way the index sees it: built-in skip folders, nested `.gitignore` and
- * `.ignore`, `.git/info/exclude`, `.repodex/ignore`, config `exclude`, the denylist and the
- * extension filter. Symlinks are never followed, so the walk cannot leave the root.
+ * Walk a repository the way the index sees it (see RepoScope for the rules). Symlinks are never
+ * followed, so the walk cannot leave the root.
  */
 export function walkRepository(root: string, config: Config, denylist: Denylist): WalkResult {
-  const paths = repoPaths(root);
-  const extensions = includedExtensions(config);
-  const gitLayers: RuleLayer[] = [];
-  const infoExclude = readIgnoreFile(join(root, '.git', 'info', 'exclude'), '', '.git/info/exclude');
-  if (infoExclude) gitLayers.push(infoExclude);
-  // Highest priority, evaluated after every .gitignore: the user's own repodex rules.
-  const repodexLayers: RuleLayer[] = [];
-  const repodexIgnore = readIgnoreFile(paths.ignore, '', '.repodex/ignore');
-  if (repodexIgnore) repodexLayers.push(repodexIgnore);
-  if (config.exclude.length > 0) repodexLayers.push(layerFromPatterns(config.exclude, '', 'config.json "exclude"'));
+  return walkTree(new RepoScope(root, config, denylist), '');
+}
 
+/**
+ * Walk the folder `from` ('' = the whole root) and everything below it that the scope includes.
+ * Folders are listed in name order; each listed folder's mtime and each ignore file's stat are
+ * recorded, so a later check can prove "nothing changed" from stats alone.
+ */
+export function walkTree(scope: RepoScope, from: string): WalkResult {
+  const root = scope.root;
   const files: Candidate[] = [];
   const dirs: WalkedDir[] = [];
-  const controls: ControlFile[] = ROOT_CONTROL_FILES.map((rel) => controlStat(join(root, rel), rel));
+  const controls: ControlFile[] = from === '' ? ROOT_CONTROL_FILES.map((rel) => controlStat(join(root, rel), rel)) : [];
   const errors: SoftError[] = [];
 
-  const visit = (dirAbs: string, dirRel: string): void => {
+  const visit = (dirRel: string): void => {
+    const dirAbs = dirRel === '' ? root : join(root, dirRel);
     // Stat before listing: a change during the listing then shows up as a newer mtime later.
     const dirStat = statOrError(dirAbs, dirRel || '.', errors);
     if (dirStat) dirs.push({ path: dirRel, mtimeMs: dirStat.mtimeMs });
@@ -81,54 +76,38 @@ export function walkRepository(root: string, config: Config, denylist: Denylist)
       errors.push({ path: dirRel || '.', reason: `cannot list folder: ${errorMessage(error)}` });
       return;
     }
-    const added: number = pushNestedLayers(entries, dirAbs, dirRel, gitLayers, controls);
-    const layers = repodexLayers.length > 0 ? [...gitLayers, ...repodexLayers] : gitLayers;
+    const ignoreFiles = new Set(entries.filter((entry) => !entry.isDirectory() && (NESTED_IGNORE_FILES as readonly string[]).includes(entry.name)).map((entry) => entry.name));
+    for (const name of ignoreFiles) {
+      const rel = dirRel === '' ? name : `${dirRel}/${name}`;
+      controls.push(controlStat(join(dirAbs, name), rel));
+    }
+    scope.enter(dirRel, ignoreFiles);
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const rel = dirRel === '' ? entry.name : `${dirRel}/${entry.name}`;
       // Symlinks are never followed, neither to files nor to folders (seed 000 §3.2).
       if (entry.isSymbolicLink()) continue;
       if (entry.isDirectory()) {
-        if (SKIP_DIRS.has(entry.name) || denylist.matches(rel) || isIgnored(layers, rel, true)) continue;
-        visit(join(dirAbs, entry.name), rel);
+        if (scope.includesDir(rel)) visit(rel);
         continue;
       }
-      if (!entry.isFile()) continue;
-      if (SKIP_FILES.has(entry.name) || !extensions.has(extensionOf(entry.name))) continue;
-      if (!config.include_declaration_files && DECLARATION_FILE.test(entry.name)) continue;
-      if (denylist.matches(rel) || isIgnored(layers, rel, false)) continue;
+      if (!entry.isFile() || !scope.includesFile(rel)) continue;
       const stat = statOrError(join(dirAbs, entry.name), rel, errors);
       if (stat) files.push({ path: rel, size: stat.size, mtimeMs: stat.mtimeMs });
     }
-    gitLayers.length -= added;
   };
 
-  visit(root, '');
-  const byPath = (a: { path: string }, b: { path: string }): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  if (scope.includesDir(from)) visit(from);
   files.sort(byPath);
   dirs.sort(byPath);
   controls.sort(byPath);
   return { files, dirs, controls, errors };
 }
 
-function controlStat(absolute: string, rel: string): ControlFile {
+/** The stat an ignore file is recorded with (size -1 when it does not exist). */
+export function controlStat(absolute: string, rel: string): ControlFile {
   const stat = statSync(absolute, { throwIfNoEntry: false });
   return stat ? { path: rel, size: stat.size, mtimeMs: stat.mtimeMs } : { path: rel, size: -1, mtimeMs: 0 };
-}
-
-function pushNestedLayers(entries: readonly Dirent[], dirAbs: string, dirRel: string, layers: RuleLayer[], controls: ControlFile[]): number {
-  let added = 0;
-  for (const name of NESTED_IGNORE_FILES) {
-    if (!entries.some((entry) => entry.name === name && !entry.isDirectory())) continue;
-    const rel = dirRel === '' ? name : `${dirRel}/${name}`;
-    controls.push(controlStat(join(dirAbs, name), rel));
-    const layer = readIgnoreFile(join(dirAbs, name), dirRel, rel);
-    if (layer) {
-      layers.push(layer);
-      added++;
-    }
-  }
-  return added;
 }
 
 function statOrError(absolute: string, rel: string, errors: SoftError[]): { size: number; mtimeMs: number } | undefined {

@@ -5,7 +5,7 @@ import { createEngine } from '../compose.js';
 import { STOPWORDS as TOKENIZER_STOPWORDS } from '../text/tokenizer.js';
 import { PLAIN_BM25 } from './ranking.js';
 import type { Engine, SearchReport } from '../engine/engine.js';
-import { handleRequest } from '../protocol/handlers.js';
+import { handle } from '../protocol/index.js';
 import { SearchRequest } from '../protocol/schemas.js';
 import { queryTerms } from '../text/tokenizer.js';
 
@@ -131,7 +131,9 @@ beforeAll(async () => {
   expect(summary.files_indexed).toBe(Object.keys(corpus()).length - 1);
   const total = (await engine.status()).chunks;
   expect(total).toBeGreaterThan(40);
-  const ids = Array.from({ length: total }, (_, i) => i);
+  const view = await engine.view();
+  const ids = (await view.chunks(Array.from({ length: view.docCount }, (_, doc) => doc))).map((chunk) => chunk.id);
+  expect(ids).toHaveLength(total);
   for (let i = 0; i < ids.length; i += 5) {
     const report = await engine.fetch(ids.slice(i, i + 5));
     for (const chunk of report.chunks) {
@@ -288,7 +290,7 @@ describe('caps', () => {
     expect(eligible).toBeGreaterThan(20);
 
     const byDefault = SearchRequest.parse({ op: 'search', q: 'shared' });
-    const defaultReport = (await handleRequest(engine, byDefault)) as SearchReport;
+    const defaultReport = (await handle(engine, byDefault)) as SearchReport;
     expect(defaultReport.top_k).toBe(20);
     expect(defaultReport.results).toHaveLength(20);
     expectMatchesReference(defaultReport, referenceSearch('shared', 'bm25', 20));
@@ -296,12 +298,12 @@ describe('caps', () => {
     for (const asked of [21, 50, 1000, 2 ** 31]) {
       const request = SearchRequest.parse({ op: 'search', q: 'shared', top_k: asked });
       expect(request.top_k).toBe(20);
-      const report = (await handleRequest(engine, request)) as SearchReport;
+      const report = (await handle(engine, request)) as SearchReport;
       expect(report.top_k).toBe(20);
       expect(report.results).toHaveLength(20);
     }
 
-    const five = (await handleRequest(engine, SearchRequest.parse({ op: 'search', q: 'shared', top_k: 5, mode: 'idf' }))) as SearchReport;
+    const five = (await handle(engine, SearchRequest.parse({ op: 'search', q: 'shared', top_k: 5, mode: 'idf' }))) as SearchReport;
     expect(five.results).toHaveLength(5);
     expectMatchesReference(five, referenceSearch('shared', 'idf', 5));
   });

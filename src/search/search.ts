@@ -1,9 +1,9 @@
-import picomatch from 'picomatch';
 import type { PostingList } from '../index/model.js';
 import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { queryTerms } from '../text/tokenizer.js';
-import { NAME_FIELD, PATH_FIELD } from '../index/builder.js';
+import { NAME_FIELD, PATH_FIELD } from '../index/fields.js';
+import { globMatcher } from '../scan/glob.js';
 import { isTestPath } from '../scan/test-paths.js';
 import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
 import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
@@ -64,7 +64,7 @@ const scratchByView = new WeakMap<IndexView, Scratch>();
 function scratchFor(view: IndexView): Scratch {
   let scratch = scratchByView.get(view);
   if (!scratch) {
-    const n = view.stats.chunkCount;
+    const n = view.docCount;
     scratch = { scores: new Float64Array(n), masks: new Uint32Array(n), touched: new Uint32Array(n) };
     scratchByView.set(view, scratch);
   }
@@ -84,9 +84,9 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
   }
   const cached = cache.get(key);
   if (cached) return cached;
-  const matches = glob === undefined ? undefined : picomatch(glob, { dot: true, basename: !glob.includes('/') });
-  const allowed = new Uint8Array(view.fileCount);
-  for (let f = 0; f < view.fileCount; f++) {
+  const matches = glob === undefined ? undefined : globMatcher(glob);
+  const allowed = new Uint8Array(view.fileSlots);
+  for (let f = 0; f < view.fileSlots; f++) {
     const ok = (lang === undefined || view.fileLanguage(f) === lang) && (matches === undefined || matches(view.filePath(f)));
     allowed[f] = ok ? 1 : 0;
   }
@@ -126,7 +126,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       applyFileSignals(state, idf, rank);
       roundScores(state);
     }
-    ranked = capPerFile(state.touched, state.count, state.scores, view.chunkFile, query.topK);
+    ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
   } finally {
@@ -137,10 +137,10 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
     }
   }
   const records = await view.chunks(ranked);
-  const hits = ranked.map((id, i): SearchHit => {
+  const hits = ranked.map((_, i): SearchHit => {
     const record = records[i]!;
     return {
-      chunk_id: id,
+      chunk_id: record.id,
       path: record.path,
       start_line: record.startLine,
       end_line: record.endLine,
@@ -166,9 +166,9 @@ interface QueryState extends Scratch {
 /** Visit the chunks of a posting list that pass the filters, marking each as matching `term`. */
 function forEachPosting(state: QueryState, list: PostingList, term: number, visit: (id: number, i: number) => void): void {
   const { allowed, masks, touched } = state;
-  const chunkFile = state.view.chunkFile;
+  const chunkFile = state.view.docFile;
   const bit = 1 << term;
-  const ids = list.chunkIds;
+  const ids = list.docs;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!;
     if (allowed && allowed[chunkFile[id]!] === 0) continue;
@@ -205,7 +205,7 @@ function scoreIdf(state: QueryState, lists: readonly (PostingList | undefined)[]
 /** BM25 over chunk text; returns each query term's idf (0 for terms not in the index). */
 function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[]): Float64Array {
   const n = state.view.stats.chunkCount;
-  const lengths = state.view.chunkTokens;
+  const lengths = state.view.docTokens;
   const avg = state.view.stats.avgChunkTokens;
   const idfs = new Float64Array(lists.length);
   lists.forEach((list, t) => {
@@ -225,13 +225,13 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
   if (weight === 0) return;
   const n = state.view.stats.chunkCount;
   const { allowed, masks, scores } = state;
-  const chunkFile = state.view.chunkFile;
+  const chunkFile = state.view.docFile;
   lists.forEach((list, t) => {
     if (!list) return;
     const bit = 1 << t;
     const boost = weight * bm25Idf(n, list.df);
-    for (let i = 0; i < list.chunkIds.length; i++) {
-      const id = list.chunkIds[i]!;
+    for (let i = 0; i < list.docs.length; i++) {
+      const id = list.docs[i]!;
       // Fields refine content matches; they do not add candidates.
       if (masks[id] === 0 || (allowed && allowed[chunkFile[id]!] === 0)) continue;
       masks[id]! |= bit;
@@ -244,7 +244,7 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingProfile): void {
   if (rank.file === 0 && rank.coord === 0 && rank.prose === 1 && rank.test === 1) return;
   const { masks, scores, touched, view } = state;
-  const chunkFile = view.chunkFile;
+  const chunkFile = view.docFile;
   const fileMask = new Map<number, number>();
   for (let i = 0; i < state.count; i++) {
     const id = touched[i]!;
@@ -283,8 +283,8 @@ const testFileCache = new WeakMap<IndexView, Uint8Array>();
 function testFiles(view: IndexView): Uint8Array {
   let flags = testFileCache.get(view);
   if (!flags) {
-    flags = new Uint8Array(view.fileCount);
-    for (let f = 0; f < view.fileCount; f++) flags[f] = isTestPath(view.filePath(f)) ? 1 : 0;
+    flags = new Uint8Array(view.fileSlots);
+    for (let f = 0; f < view.fileSlots; f++) flags[f] = isTestPath(view.filePath(f)) ? 1 : 0;
     testFileCache.set(view, flags);
   }
   return flags;
@@ -299,9 +299,9 @@ function popcount(v: number): number {
 }
 
 /** The top `topK` in result order with at most MAX_PER_FILE per file; widens the heap until enough survive. */
-function capPerFile(touched: Uint32Array, count: number, scores: Float64Array, chunkFile: Uint32Array, topK: number): number[] {
+function capPerFile(touched: Uint32Array, count: number, scores: Float64Array, order: Uint32Array, chunkFile: Uint32Array, topK: number): number[] {
   for (let limit = topK * 4; ; limit *= 4) {
-    const best = selectTop(touched, count, scores, Math.min(limit, count));
+    const best = selectTop(touched, count, scores, order, Math.min(limit, count));
     const perFile = new Map<number, number>();
     const accepted: number[] = [];
     for (const id of best) {

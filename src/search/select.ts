@@ -1,18 +1,18 @@
 /**
- * Order of results everywhere (SPEC §3): score descending, then path, then start line. Chunk ids
- * follow (path, start line) order, so the id is the whole tie-break.
+ * Order of results everywhere (SPEC §3): score descending, then path, then start line. `order`
+ * ranks docs in (path, start line) order, so it is the whole tie-break.
  */
-export function before(scores: Float64Array, a: number, b: number): boolean {
+export function before(scores: Float64Array, order: Uint32Array, a: number, b: number): boolean {
   const sa = scores[a]!;
   const sb = scores[b]!;
-  return sa > sb || (sa === sb && a < b);
+  return sa > sb || (sa === sb && order[a]! < order[b]!);
 }
 
 /** The best `limit` candidates in result order, without sorting all of them (a bounded heap). */
-export function selectTop(candidates: Uint32Array, count: number, scores: Float64Array, limit: number): number[] {
+export function selectTop(candidates: Uint32Array, count: number, scores: Float64Array, order: Uint32Array, limit: number): number[] {
   if (limit <= 0 || count === 0) return [];
   const heap: number[] = []; // worst-first heap of the best seen so far
-  const worse = (a: number, b: number): boolean => before(scores, b, a);
+  const worse = (a: number, b: number): boolean => before(scores, order, b, a);
   const siftUp = (i: number): void => {
     while (i > 0) {
       const parent = (i - 1) >> 1;
@@ -38,10 +38,10 @@ export function selectTop(candidates: Uint32Array, count: number, scores: Float6
     if (heap.length < limit) {
       heap.push(id);
       siftUp(heap.length - 1);
-    } else if (before(scores, id, heap[0]!)) {
+    } else if (before(scores, order, id, heap[0]!)) {
       heap[0] = id;
       siftDown(0);
     }
   }
-  return heap.sort((a, b) => (before(scores, a, b) ? -1 : 1));
+  return heap.sort((a, b) => (before(scores, order, a, b) ? -1 : 1));
 }

@@ -1,84 +1,180 @@
-import type { CorpusStats, ChunkRecord, FileRecord, PostingList } from '../index/model.js';
-import type { IndexMeta } from '../index/meta.js';
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
+import type { ChunkRecord, CorpusStats, FileRecord, NewFile, PostingList, Tree } from '../index/model.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
-import type { ControlFile, WalkedDir } from '../scan/walker.js';
 
-/**
- * A loaded, immutable index generation: what search and fetch read. Bulk per-chunk columns are
- * in memory for scoring; postings and chunk records are asked for by the few terms and ids a
- * request needs, asynchronously, so a database backend can serve them too.
- */
-export interface IndexView {
-  readonly meta: IndexMeta;
-  readonly stats: CorpusStats;
-  /** File id of every chunk. */
-  readonly chunkFile: Uint32Array;
-  /** Token count of every chunk (BM25 document length). */
-  readonly chunkTokens: Uint32Array;
-  /** Number of catalogued files (indexed and skipped). */
-  readonly fileCount: number;
-  filePath(fileId: number): string;
-  fileLanguage(fileId: number): Language;
-  fileRecord(fileId: number): FileRecord;
-  /** The file catalog of this generation (what freshness checks compare). */
-  catalog(): Promise<Catalog>;
-  /** Find a file id by path, or -1. */
-  findFile(path: string): number;
-  /** Postings for each term, undefined where the term is not in the index. */
-  postings(terms: readonly string[]): Promise<(PostingList | undefined)[]>;
-  /** A file's stored outline and how it was chunked (`fallback` null = parsed, outline complete). */
-  outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>;
-  /** Up to `count` content terms spread evenly over the dictionary (deterministic): warm-up queries. */
-  sampleTerms(count: number): string[];
-  /** Chunk records by id; undefined for ids out of range. */
-  chunks(ids: readonly number[]): Promise<(ChunkRecord | undefined)[]>;
+/** The commit record of a generation, whatever the backend keeps it in. */
+export interface IndexMeta {
+  readonly format_version: number;
+  /** The rules the index was built with (tokenizer, chunkers, fields): see core/version.ts. */
+  readonly feature_version: number;
+  readonly tool_version: string;
+  /** Increases by one with every commit. */
+  readonly generation: number;
+  /** sha256 of the raw bytes of config.json at sync time. */
+  readonly config_hash: string;
+  readonly project_type: string;
+  readonly chunker: { readonly name: string; readonly version: number; readonly params_key: string };
+  readonly counts: {
+    readonly files: number;
+    readonly files_indexed: number;
+    readonly files_skipped: number;
+    readonly chunks: number;
+    readonly segments: number;
+  };
+  /** Bytes of the indexed files. */
+  readonly source_bytes: number;
+  /** HEAD when the generation was committed (null outside git). */
+  readonly git: { readonly commit: string | null; readonly branch: string | null } | null;
+  readonly synced_at: string;
+  readonly duration_ms: number;
 }
 
-/** The file catalog of a generation: every candidate file with the stat dirty checks compare, sorted by path. */
+/** What the writer of a generation supplies; the store fills in versions, the generation number and counts. */
+export type MetaDraft = Omit<IndexMeta, 'format_version' | 'feature_version' | 'tool_version' | 'generation' | 'counts' | 'source_bytes'>;
+
+/** The file catalog of a generation: every candidate file with the stat freshness checks compare, sorted by path. */
 export interface Catalog {
   readonly count: number;
-  /** Folders the walk listed and their mtimes. */
-  readonly dirs: readonly WalkedDir[];
-  /** Ignore files that shaped the walk and their stats. */
-  readonly controls: readonly ControlFile[];
+  readonly tree: Tree;
   path(i: number): string;
   size(i: number): number;
   mtimeMs(i: number): number;
+  /** The whole record of entry `i`. */
+  record(i: number): FileRecord;
+  /** Entry index of a path, or -1. */
+  find(path: string): number;
+  /** Paths whose working-tree content differed from the indexed commit when it was synced (null: not recorded). */
+  readonly gitDirty: readonly string[] | null;
 }
-
-/** Everything one sync produced, ready to be committed as a generation. */
-export interface GenerationData {
-  readonly files: Uint8Array;
-  readonly chunks: Uint8Array;
-  readonly terms: Uint8Array;
-  readonly postings: Uint8Array;
-  readonly symbols: Uint8Array;
-}
-
-/** The metadata a writer supplies; the store fills in generation and artifact checksums. */
-export type MetaDraft = Omit<IndexMeta, 'generation' | 'generation_dir' | 'artifacts'>;
 
 /**
- * Where an index lives. The embedded store keeps generations of files under `.repodex/`; other
- * backends (PostgreSQL) implement the same contract. The engine and search never see a driver.
+ * A loaded, immutable index generation: what search, fetch and sync read. Each chunk has a stable
+ * `id` (what clients hold) and a dense `doc` number (what scoring indexes arrays with; per view).
+ * Files have slot numbers (per view). Postings and chunk records are asked for by the few terms
+ * and docs a request needs; bulk per-doc columns are in memory for scoring.
+ */
+export interface IndexView {
+  readonly meta: IndexMeta;
+  /** Over live chunks and files only. */
+  readonly stats: CorpusStats;
+  /** Size of the doc number space (live and dead docs): what per-doc arrays are sized to. */
+  readonly docCount: number;
+  /** File slot of every doc. */
+  readonly docFile: Uint32Array;
+  /** Token count of every doc (BM25 document length). */
+  readonly docTokens: Uint32Array;
+  /** Rank of every live doc in (path, start line) order: the tie-break of equal scores. */
+  readonly docOrder: Uint32Array;
+  /** Number of file slots (live and dead). */
+  readonly fileSlots: number;
+  filePath(slot: number): string;
+  fileLanguage(slot: number): Language;
+  fileRecord(slot: number): FileRecord;
+  /** Slot of the live file at a path, or -1. */
+  findFile(path: string): number;
+  /** The docs of a live file's chunks, in chunk order. */
+  fileDocs(slot: number): { readonly from: number; readonly to: number };
+  /** The file catalog of this generation (what freshness checks and syncs compare). */
+  catalog(): Catalog;
+  /** Postings over live docs for each term, undefined where no live chunk has the term. */
+  postings(terms: readonly string[]): Promise<(PostingList | undefined)[]>;
+  /** Chunk records by doc. */
+  chunks(docs: readonly number[]): Promise<ChunkRecord[]>;
+  /** The doc of a live chunk id, or -1 (gone or never existed). */
+  docOf(chunkId: number): number;
+  /** A live file's stored outline and how it was chunked (`fallback` null = parsed, outline complete). */
+  outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>;
+  /** Up to `count` content terms spread evenly over the dictionary (deterministic): warm-up queries. */
+  sampleTerms(count: number): string[];
+}
+
+/** What a commit did. */
+export interface CommitResult {
+  readonly meta: IndexMeta;
+  /** True when the commit also merged segments into one (compaction). */
+  readonly merged: boolean;
+}
+
+/**
+ * Writes one new generation. Incremental: on top of the base view, dropping files (`remove`) and
+ * adding new versions (`add`); full: from nothing. The caller holds the writer lock. Nothing is
+ * visible to readers until `commit`, which is atomic; `abort` leaves no trace.
+ */
+export interface GenerationWriter {
+  /** Drop a file the base generation holds (deleted, or about to be replaced by `add`). */
+  remove(path: string): void;
+  /** Add a file (its chunks' text is indexed here); files come in increasing path order. */
+  add(file: NewFile): void;
+  /** The walk behind this generation, and (when known) the paths git saw dirty. */
+  setTree(tree: Tree, gitDirty: readonly string[] | null): void;
+  commit(draft: MetaDraft): Promise<CommitResult>;
+  abort(): Promise<void>;
+}
+
+/** Who holds the writer lock. */
+export interface LockOwner {
+  readonly pid: number;
+  readonly host: string;
+  readonly started: string;
+}
+
+/** A held writer lock; release it in a `finally`. */
+export interface HeldLock {
+  release(): Promise<void>;
+}
+
+/** A parse result kept by content: a file whose content was chunked before is never parsed again. */
+export interface ParsedContent {
+  readonly spans: readonly { readonly startLine: number; readonly endLine: number }[];
+  readonly symbols: readonly OutlineSymbol[];
+  readonly fallback: ChunkFallback;
+}
+
+/** Parse results keyed by (content, language, chunking rules); survives `sync --force` and branch switches. */
+export interface ParseCache {
+  get(key: string): ParsedContent | undefined;
+  put(key: string, value: ParsedContent): void;
+  /** Persist what was put (called after a successful commit). */
+  flush(live: ReadonlySet<string>): Promise<void>;
+}
+
+/** The outcome of an integrity check. */
+export interface IntegrityReport {
+  /** What is damaged, one line each (empty when sound). */
+  readonly problems: string[];
+  /** What was checked, one line each. */
+  readonly checked: string[];
+  /** Not damage, but worth saying (what an interrupted sync left for the next one to drop). */
+  readonly notes: string[];
+}
+
+/**
+ * Where an index lives. The embedded store keeps generations of segment files under `.repodex/`;
+ * other backends (PostgreSQL) implement the same contract. The engine and search never see a
+ * driver, a file name or an encoding: only logical records go in, views come out.
  */
 export interface IndexStore {
-  /** Current meta, or undefined when no index was ever committed. */
-  readMeta(): IndexMeta | undefined;
-  /** Names of artifacts of the current generation that are missing on disk. */
-  missingArtifacts(meta: IndexMeta): string[];
-  /** Load only the file catalog of a generation (what `status` needs). */
-  openCatalog(meta: IndexMeta): Promise<Catalog>;
-  /** Load the current generation. */
-  open(options?: { verify?: boolean }): Promise<IndexView>;
-  /** Atomically commit a new generation: readers see the old one or the new one, never a mix. */
-  commit(data: GenerationData, draft: MetaDraft): Promise<IndexMeta>;
-  /** Hold the single-writer lock. */
-  lock(): { release(): void };
-  /** Remove index artifacts, keeping config and ignore. Returns the names removed. */
-  clean(): string[];
+  /** Current commit record, or undefined when no index was ever committed. Throws INDEX_CORRUPT/INCOMPATIBLE when unreadable. */
+  readMeta(): Promise<IndexMeta | undefined>;
+  /** A cheap value that changes whenever a generation is committed or the index is removed. */
+  stamp(): Promise<string>;
+  /** Open the current generation; what is read is loaded on demand (a catalog does not load postings). */
+  open(): Promise<IndexView>;
+  /** Start a new generation: on top of `base` (incremental) or from nothing (`undefined`: full rebuild). */
+  beginGeneration(base: IndexView | undefined): Promise<GenerationWriter>;
+  /** Take the single-writer lock; waits up to `waitMs` for a running sync, then throws LOCKED. */
+  lock(options?: { readonly waitMs?: number }): Promise<HeldLock>;
+  /** The live holder of the writer lock (a sync is running), or undefined. */
+  syncRunning(): Promise<LockOwner | undefined>;
+  /** Checksums and sizes of the current generation; `deep` adds every cross-reference and the parse cache. */
+  check(options?: { readonly deep?: boolean }): Promise<IntegrityReport>;
+  /** The parse cache (loaded on first use). */
+  parseCache(): Promise<ParseCache>;
+  /** Remove what interrupted writers left behind (the caller holds the lock); cheap when there is nothing. */
+  tidy(): Promise<void>;
+  /** Remove the index (keeps config and ignore rules); returns what was removed. */
+  clean(): Promise<string[]>;
   /** Bytes on disk of the current generation. */
-  sizeOnDisk(meta: IndexMeta): number;
+  sizeOnDisk(): Promise<number>;
 }

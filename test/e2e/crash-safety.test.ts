@@ -3,36 +3,30 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, PROJECT_ROOT, makeRepo, runCli, prng } from '../helpers.js';
+import { CRASH_POINTS } from '../../src/core/crash.js';
+import { CLI, PROJECT_ROOT, capitalize, makeRepo, pick, prng, readIndex, runCli } from '../helpers.js';
 
 // SPEC §2 (atomic generations): a sync SIGKILLed at any moment must leave an index that
-// `status` and `search` can still read, and the next sync must recover the stale lock and
-// clean up what the killed one left behind. Seeded, so a failing round can be replayed:
+// `status`, `search` and `verify` accept, and the next sync must recover the stale lock and clean
+// up what the killed one left behind. Random kills cover whatever timing finds; named crash points
+// (REPODEX_CRASH_AT) hit every window of a commit exactly, on a delta commit and on a merging one.
+// Seeded, so a failing round can be replayed:
 // REPODEX_CRASH_SEED=<seed> npx vitest run test/e2e/crash-safety.test.ts
 
 const SEED = Number(process.env.REPODEX_CRASH_SEED ?? 0x5eed1e55);
 const ROUNDS = 24;
-const FILE_COUNT = 420;
-/** Every fourth round edits a few files first, so consecutive generations differ. */
-const EDIT_EVERY = 4;
+const FILE_COUNT = 240;
+/** Every fourth round is a full rebuild (longer, heavier writes); the others are incremental. */
+const FULL_EVERY = 4;
 const NO_AUTO_SYNC = { REPODEX_INDEXING: '0' };
-
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'zu', 'pe', 'qo', 'xa', 'bri', 'dun', 'fel', 'gor', 'hap', 'jin', 'wex', 'yom'];
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'index', 'scan', 'emit', 'track'];
 const NOUNS = ['config', 'buffer', 'token', 'segment', 'cursor', 'ledger', 'socket', 'widget', 'payload', 'bucket', 'cache', 'route'];
 
-function pick<T>(rng: () => number, items: readonly T[]): T {
-  return items[Math.floor(rng() * items.length)]!;
-}
-
 /** A made-up word (three syllables) that reads like a name but appears nowhere else by accident. */
 function word(rng: () => number): string {
   return pick(rng, SYLLABLES) + pick(rng, SYLLABLES) + pick(rng, SYLLABLES);
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** One TypeScript module of ~150 lines with varied identifiers. */
@@ -89,24 +83,27 @@ interface Outcome {
   readonly signal: NodeJS.Signals | null;
   readonly ms: number;
   readonly stderr: string;
+  readonly stdout: string;
 }
 
-/** Run `sync --force` as a real process; SIGKILL it after `killAfterMs` when that is given. */
-function runSync(root: string, killAfterMs?: number): Promise<Outcome> {
+/** Run `sync` (or `sync --force`) as a real process; SIGKILL it after `killAfterMs` when that is given. */
+function runSync(root: string, options: { force?: boolean; killAfterMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [CLI, 'sync', '--force', '--json', '--root', root], {
+    const child = spawn(process.execPath, [CLI, 'sync', ...(options.force ? ['--force'] : []), '--json', '--root', root], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
+    let stdout = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    const timer = options.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, ms: performance.now() - started, stderr });
+      resolve({ code, signal, ms: performance.now() - started, stderr, stdout });
     });
   });
 }
@@ -138,9 +135,36 @@ function expectFound(root: string, anchor: (typeof ANCHORS)[number], context: ()
   expect(search.json<Search>().results[0]?.path, context()).toBe(anchor.path);
 }
 
-describe('sync killed with SIGKILL at random moments', () => {
+/** `verify` accepts the index: every checksum and cross-reference holds. */
+function expectVerified(root: string, context: () => string): void {
+  const verify = runCli(['verify', '--json', '--root', root]);
+  expect(verify.code, `${context()}\nverify: ${verify.stdout}${verify.stderr}`).toBe(0);
+  expect(verify.json<{ ok: boolean }>().ok, context()).toBe(true);
+}
+
+/** After a clean sync: no temp files, no lock, only the current and previous generation's files. */
+function expectTidy(root: string, context: () => string): void {
+  const entries = dataDirEntries(root);
+  expect(entries.filter((name) => name.includes('.tmp')), context()).toEqual([]);
+  expect(entries.filter((name) => name.startsWith('lock')), context()).toEqual([]);
+  expect(entries.filter((name) => name.startsWith('gen-')).length, context()).toBeLessThanOrEqual(2);
+  const index = readIndex(root);
+  expect(entries, context()).toContain(index.meta.manifest.name);
+  for (const segment of index.segments) expect(entries, context()).toContain(segment.name);
+}
+
+/** Rewrite a few non-anchor files so the next sync has something to do. */
+function editSome(root: string, rng: () => number, editable: readonly string[], tag: number, count = 3): void {
+  for (let e = 0; e < count; e++) {
+    const path = pick(rng, editable);
+    writeFileSync(join(root, path), sourceFile(rng, 5000 + tag * 10 + e, `export const edited${tag}x${e} = ${tag};`));
+  }
+}
+
+describe('sync killed with SIGKILL', () => {
   let root: string;
   let fileCount: number;
+  const editable = Object.keys(generateRepo(SEED)).filter((path) => !ANCHORS.some((anchor) => anchor.path === path));
 
   beforeAll(() => {
     root = makeRepo(generateRepo(SEED));
@@ -150,41 +174,32 @@ describe('sync killed with SIGKILL at random moments', () => {
     expect(fileCount).toBe(FILE_COUNT);
   });
 
-  it(`never leaves an index that status/search cannot read (${ROUNDS} rounds)`, async () => {
-    // Measure how long one sync takes, so kill delays cover startup, indexing, writing and commit.
-    const measured = [await runSync(root), await runSync(root)];
-    for (const run of measured) expect(run.code, run.stderr).toBe(0);
-    const duration = Math.max(...measured.map((run) => run.ms));
-
+  it(`at random moments of incremental and full syncs never leaves an index that status, search or verify reject (${ROUNDS} rounds)`, async () => {
     const rng = prng(SEED ^ 0x9e3779b9);
+    // Measure how long each kind of sync takes, so kill delays cover startup, reading, writing and commit.
+    editSome(root, rng, editable, 0);
+    const incremental = await runSync(root);
+    const full = await runSync(root, { force: true });
+    for (const run of [incremental, full]) expect(run.code, run.stderr).toBe(0);
     // Stratified uniform draws over [0, 1.2 × duration] (one per slice, in shuffled order): kills
-    // spread evenly over startup, indexing, writing and commit on every seed, not only on lucky ones.
-    const delays = Array.from({ length: ROUNDS }, (_, i) => Math.round(((i + rng()) / ROUNDS) * 1.2 * duration));
-    for (let i = delays.length - 1; i > 0; i--) {
+    // spread evenly over every phase on every seed, not only on lucky ones.
+    const fractions = Array.from({ length: ROUNDS }, (_, i) => (i + rng()) / ROUNDS);
+    for (let i = fractions.length - 1; i > 0; i--) {
       const j = Math.floor(rng() * (i + 1));
-      [delays[i], delays[j]] = [delays[j]!, delays[i]!];
+      [fractions[i], fractions[j]] = [fractions[j]!, fractions[i]!];
     }
     const log: string[] = [];
-    const context = (): string => `seed=${SEED} sync≈${Math.round(duration)}ms delays=[${delays.join(', ')}]\n${log.join('\n')}`;
-
-    const editRng = prng(SEED + 1);
-    const editable = Object.keys(generateRepo(SEED)).filter((path) => !ANCHORS.some((anchor) => anchor.path === path));
+    const context = (): string => `seed=${SEED} incremental≈${Math.round(incremental.ms)}ms full≈${Math.round(full.ms)}ms\n${log.join('\n')}`;
     let lastGeneration = 0;
     let killed = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      if (round % EDIT_EVERY === 0) {
-        for (let e = 0; e < 5; e++) {
-          const path = pick(editRng, editable);
-          writeFileSync(join(root, path), sourceFile(editRng, 5000 + round * 10 + e, `export const edited${round}x${e} = ${round};`));
-        }
-      }
-      const delay = delays[round]!;
-      const outcome = await runSync(root, delay);
+      const force = round % FULL_EVERY === FULL_EVERY - 1;
+      editSome(root, rng, editable, round + 1);
+      const delay = Math.round(fractions[round]! * 1.2 * (force ? full.ms : incremental.ms));
+      const outcome = await runSync(root, { force, killAfterMs: delay });
       if (outcome.signal === 'SIGKILL') killed++;
-      log.push(`round ${round}: kill after ${delay}ms → ${outcome.signal ?? `exit ${outcome.code}`} at ${Math.round(outcome.ms)}ms; .repodex: ${dataDirEntries(root).join(' ')}`);
-      // A sync that was not killed must have succeeded: the previous owner of the lock is dead. (A kill
-      // in the microseconds between creating the lock and writing the pid would make the next sync
-      // refuse for 5 s by design, see lock.ts; at these delays that is a one-in-10⁵ event.)
+      log.push(`round ${round}${force ? ' (full)' : ''}: kill after ${delay}ms → ${outcome.signal ?? `exit ${outcome.code}`} at ${Math.round(outcome.ms)}ms; .repodex: ${dataDirEntries(root).join(' ')}`);
+      // A sync that was not killed must have succeeded: the previous holder of the lock is dead.
       if (outcome.signal === null) expect(outcome.code, `${context()}\n${outcome.stderr}`).toBe(0);
 
       const status = runCli(['status', '--json', '--root', root]);
@@ -196,26 +211,74 @@ describe('sync killed with SIGKILL at random moments', () => {
       // The committed generation never goes back: meta.json only ever moves forward.
       expect(report.generation!, context()).toBeGreaterThanOrEqual(lastGeneration);
       lastGeneration = report.generation!;
-
-      // One anchor per round (rotating) keeps a round to three processes; all are checked at the end.
+      expectVerified(root, context);
+      // One anchor per round (rotating) keeps a round to a few processes; all are checked at the end.
       expectFound(root, ANCHORS[round % ANCHORS.length]!, context);
     }
-    // Sanity check on the setup, not on speed: with delays up to 1.2× a sync, most rounds die mid-sync, and the first slice always does.
-    expect(killed, context()).toBeGreaterThan(0);
+    // Sanity check on the setup, not on speed: with delays up to 1.2× a sync, most rounds die mid-sync.
+    expect(killed, context()).toBeGreaterThan(ROUNDS / 3);
 
     // A normal sync recovers: the dead writer's lock is taken over and its leftovers are removed.
     const recovered = runCli(['sync', '--json', '--root', root]);
     expect(recovered.code, `${context()}\n${recovered.stderr}`).toBe(0);
-    const entries = dataDirEntries(root);
-    expect(entries.filter((name) => name.includes('.tmp-')), context()).toEqual([]);
-    expect(entries.filter((name) => name.startsWith('gen-')).length, context()).toBeLessThanOrEqual(2);
-    expect(entries, context()).not.toContain('lock');
-    const meta = JSON.parse(readFileSync(join(root, '.repodex', 'meta.json'), 'utf8')) as { generation_dir: string };
-    expect(entries).toContain(meta.generation_dir);
-
+    expectTidy(root, context);
     const final = runCli(['status', '--json', '--root', root]).json<Status & { dirty: boolean }>();
     expect(final).toMatchObject({ indexed: true, dirty: false, files: fileCount });
+    expectVerified(root, context);
     for (const anchor of ANCHORS) expectFound(root, anchor, context);
+  });
+
+  it.each(CRASH_POINTS)('at crash point %s, on a delta commit and on a merging one', async (point) => {
+    const rng = prng(SEED ^ point.length);
+    const context = (): string => `crash point ${point}; .repodex: ${dataDirEntries(root).join(' ')}`;
+    for (const merging of [false, true]) {
+      // A merging commit: enough delta segments that the next commit folds them into one.
+      if (merging) {
+        for (let i = 0; i < 9 && readIndex(root).segments.length < 8; i++) {
+          editSome(root, rng, editable, 700 + i, 1);
+          expect((await runSync(root)).code).toBe(0);
+        }
+        expect(readIndex(root).segments.length, context()).toBeGreaterThanOrEqual(8);
+      }
+      const before = readIndex(root).meta.generation;
+      editSome(root, rng, editable, 900 + point.length, 2);
+      const crashed = await runSync(root, { env: { REPODEX_CRASH_AT: point } });
+      expect(crashed.signal, `${context()}\n${crashed.stderr}`).toBe('SIGKILL');
+      // The commit point is the rename of meta.json: before it, the old generation; after it, the new.
+      const committed = ['committed', 'gc', 'cache-appended'].includes(point);
+      expect(readIndex(root).meta.generation, context()).toBe(committed ? before + 1 : before);
+      if (committed && merging) expect(readIndex(root).segments.length, context()).toBe(1);
+      expectVerified(root, context);
+      for (const anchor of ANCHORS) expectFound(root, anchor, context);
+      const status = runCli(['status', '--json', '--root', root]).json<Status & { dirty: boolean }>();
+      expect(status.indexed, context()).toBe(true);
+      // The next sync takes the dead writer's lock over, finishes the job and tidies up.
+      const next = await runSync(root);
+      expect(next.code, `${context()}\n${next.stderr}`).toBe(0);
+      expectTidy(root, context);
+      expectVerified(root, context);
+      expect(runCli(['status', '--json', '--root', root]).json<{ dirty: boolean }>().dirty, context()).toBe(false);
+    }
+  });
+
+  it('ten concurrent syncs end with one valid index: each one syncs, waits its turn or says a sync is running', async () => {
+    const rng = prng(SEED + 10);
+    editSome(root, rng, editable, 1000, 6);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => runSync(root)));
+    for (const outcome of outcomes) {
+      expect(outcome.signal).toBeNull();
+      if (outcome.code !== 0) {
+        expect(outcome.code, outcome.stderr).toBe(1);
+        expect(outcome.stderr).toMatch(/sync already running/);
+      }
+    }
+    expect(outcomes.filter((outcome) => outcome.code === 0).length).toBeGreaterThanOrEqual(1);
+    // Exactly one of them read the edited files; the others found nothing left to do.
+    const summaries = outcomes.filter((outcome) => outcome.code === 0).map((outcome) => JSON.parse(outcome.stdout) as { mode: string; files_scanned: number });
+    expect(summaries.filter((summary) => summary.mode !== 'none').length).toBe(1);
+    expectTidy(root, () => 'after concurrent syncs');
+    expectVerified(root, () => 'after concurrent syncs');
+    expect(runCli(['status', '--json', '--root', root]).json<{ dirty: boolean }>().dirty).toBe(false);
   });
 
   it('refuses to sync while a live process holds the lock, and takes over a dead one', async () => {
@@ -225,6 +288,7 @@ describe('sync killed with SIGKILL at random moments', () => {
       writeLock(root, holder.pid!);
       const refused = runCli(['sync', '--root', root]);
       expect(refused.code).toBe(1);
+      // It waited its turn (about 2 s) before giving up.
       expect(refused.stderr).toContain(`sync already running (pid ${holder.pid}`);
       const refusedJson = runCli(['sync', '--json', '--root', root]);
       expect(refusedJson.code).toBe(1);

@@ -1,8 +1,7 @@
-import { readFileSync, readdirSync, utimesSync } from 'node:fs';
+import { readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS, VOLATILE_META_FIELDS } from '../../src/index/meta.js';
-import { makeRepo, runCli, tempDir, prng, pick, capitalize } from '../helpers.js';
+import { type IndexOnDisk, VOLATILE_META_FIELDS, makeRepo, readIndex, runCli, stableMeta, tempDir, prng, pick, capitalize } from '../helpers.js';
 
 // "Two syncs of one tree give byte-identical artifacts": nothing in a generation may depend on
 // wall-clock time, readdir order, hash-map iteration order or the process that wrote it.
@@ -92,10 +91,6 @@ function pinMtimes(dir: string, seconds: number): void {
   utimesSync(dir, seconds, seconds);
 }
 
-interface Meta {
-  generation_dir: string;
-  [field: string]: unknown;
-}
 
 interface SyncSummary {
   files_indexed: number;
@@ -125,52 +120,42 @@ const QUERIES: readonly string[][] = [
 describe('two syncs of one tree', () => {
   let root: string;
 
-  const readMeta = (): Meta => JSON.parse(readFileSync(join(root, '.repodex', 'meta.json'), 'utf8')) as Meta;
-  const readArtifacts = (meta: Meta): Map<string, Buffer> =>
-    new Map(ARTIFACTS.map((name) => [name, readFileSync(join(root, '.repodex', meta.generation_dir, name))]));
-  /** meta.json text without the fields that legitimately change between syncs (key order kept). */
-  const stableMeta = (meta: Meta): string => {
-    const copy: Record<string, unknown> = { ...meta };
-    for (const field of VOLATILE_META_FIELDS) delete copy[field];
-    return JSON.stringify(copy, null, 2);
-  };
   const searchAll = (): SearchReport[] =>
     QUERIES.map(([query, ...flags]) => {
       const run = runCli(['search', query!, ...flags, '--json', '--root', root], { env: { REPODEX_INDEXING: '0' } });
       expect(run.code, `search ${query}: ${run.stderr}`).toBe(0);
       return run.json<SearchReport>();
     });
-  const withoutGeneration = (reports: readonly SearchReport[]): unknown[] => reports.map(({ generation: _generation, ...rest }) => rest);
+  const withoutGeneration = (reports: readonly SearchReport[]): unknown[] => reports.map(({ generation: _generation, freshness: _freshness, ...rest }) => rest);
 
   const fetchTop = (reports: readonly SearchReport[]): unknown => {
     const ids = [...new Set(reports.flatMap((report) => report.results.slice(0, 1).map((hit) => hit.chunk_id)))].slice(0, 5);
     const run = runCli(['fetch', '--ids', ids.join(','), '--json', '--root', root]);
     expect(run.code, run.stderr).toBe(0);
-    return run.json();
+    const { generation: _generation, freshness: _freshness, ...rest } = run.json<Record<string, unknown>>();
+    return rest;
   };
 
-  let firstMeta: Meta;
-  let firstArtifacts: Map<string, Buffer>;
+  let first: IndexOnDisk;
   let firstSearches: SearchReport[];
   let firstFetch: unknown;
-  let secondMeta: Meta;
+  let second: IndexOnDisk;
 
   beforeAll(() => {
     root = makeRepo(repoFiles());
-    const first = runCli(['sync', '--json', '--root', root]);
-    expect(first.code, first.stderr).toBe(0);
-    const summary = first.json<SyncSummary>();
+    const firstRun = runCli(['sync', '--json', '--root', root]);
+    expect(firstRun.code, firstRun.stderr).toBe(0);
+    const summary = firstRun.json<SyncSummary>();
     // The tree really has the awkward cases this test is about.
     expect(summary.skipped_by_reason).toMatchObject({ binary: 1, 'too-large': 1 });
-    firstMeta = readMeta();
     // Copy the bytes now: later syncs garbage-collect old generations.
-    firstArtifacts = readArtifacts(firstMeta);
+    first = readIndex(root);
     firstSearches = searchAll();
     firstFetch = fetchTop(firstSearches);
 
-    const second = runCli(['sync', '--force', '--json', '--root', root]);
-    expect(second.code, second.stderr).toBe(0);
-    secondMeta = readMeta();
+    const secondRun = runCli(['sync', '--force', '--json', '--root', root]);
+    expect(secondRun.code, secondRun.stderr).toBe(0);
+    second = readIndex(root);
   });
 
   it('the tree exercises nested ignores, CRLF files and several languages', () => {
@@ -182,23 +167,23 @@ describe('two syncs of one tree', () => {
     for (const ignored of ['pkg/skip.gen.ts', 'pkg/generated/output.ts', 'vendor/lib.ts', 'big/huge.md', 'assets/sprite.js']) expect(paths).not.toContain(ignored);
   });
 
-  it('writes a new generation with byte-identical artifacts', () => {
-    expect(secondMeta.generation_dir).not.toBe(firstMeta.generation_dir);
-    const secondArtifacts = readArtifacts(secondMeta);
-    for (const name of ARTIFACTS) {
-      const before = firstArtifacts.get(name)!;
-      const after = secondArtifacts.get(name)!;
-      expect(before.length, name).toBeGreaterThan(0);
-      // Buffer.equals first: a failing toEqual on megabytes of bytes is unreadable.
-      expect(before.equals(after), `${name} differs between ${firstMeta.generation_dir} and ${secondMeta.generation_dir}`).toBe(true);
-    }
+  it('writes a new generation with a byte-identical segment and the same manifest', () => {
+    expect(second.meta.generation).toBe(first.meta.generation + 1);
+    expect(second.segments.map((segment) => segment.name)).not.toEqual(first.segments.map((segment) => segment.name));
+    expect(second.segments.length).toBe(1);
+    expect(first.segments.length).toBe(1);
+    const [before, after] = [first.segments[0]!.bytes, second.segments[0]!.bytes];
+    expect(before.length).toBeGreaterThan(0);
+    // Buffer.equals first: a failing toEqual on megabytes of bytes is unreadable.
+    expect(before.equals(after), `${first.segments[0]!.name} differs from ${second.segments[0]!.name}`).toBe(true);
+    expect({ ...second.manifest, segments: [] }).toEqual({ ...first.manifest, segments: [] });
   });
 
   it('writes meta.json that differs only in the volatile fields', () => {
-    expect(stableMeta(secondMeta)).toBe(stableMeta(firstMeta));
-    for (const field of Object.keys(firstMeta)) {
+    expect(stableMeta(second.meta)).toBe(stableMeta(first.meta));
+    for (const field of Object.keys(first.meta)) {
       if ((VOLATILE_META_FIELDS as readonly string[]).includes(field)) continue;
-      expect(secondMeta[field], field).toEqual(firstMeta[field]);
+      expect(second.meta[field], field).toEqual(first.meta[field]);
     }
   });
 
@@ -227,11 +212,12 @@ describe('two syncs of one tree', () => {
       pinMtimes(copy, 1_700_000_000);
       const run = runCli(['sync', '--json', '--root', copy]);
       expect(run.code, run.stderr).toBe(0);
-      const meta = JSON.parse(readFileSync(join(copy, '.repodex', 'meta.json'), 'utf8')) as Meta;
-      return { meta, artifacts: new Map(ARTIFACTS.map((name) => [name, readFileSync(join(copy, '.repodex', meta.generation_dir, name))])) };
+      return readIndex(copy);
     });
-    const [a, b] = copies as [(typeof copies)[0], (typeof copies)[0]];
-    for (const name of ARTIFACTS) expect(a.artifacts.get(name)!.equals(b.artifacts.get(name)!), `${name} differs between the copies`).toBe(true);
+    const [a, b] = copies as [IndexOnDisk, IndexOnDisk];
+    expect(a.segments.map((segment) => segment.name)).toEqual(b.segments.map((segment) => segment.name));
+    a.segments.forEach((segment, i) => expect(segment.bytes.equals(b.segments[i]!.bytes), `${segment.name} differs between the copies`).toBe(true));
+    expect(a.manifestBytes.equals(b.manifestBytes), 'the manifests differ between the copies').toBe(true);
     expect(stableMeta(b.meta)).toBe(stableMeta(a.meta));
   });
 });

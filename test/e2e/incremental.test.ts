@@ -1,8 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS } from '../../src/index/meta.js';
-import { type CliRun, makeRepo, runCli, tempDir, prng, pick, capitalize } from '../helpers.js';
+import { type CliRun, makeRepo, readIndex, runCli, tempDir, prng, pick, capitalize } from '../helpers.js';
 
 // Incremental sync (files unchanged since the previous generation reuse its chunk boundaries and
 // outline) and worker-thread preparation must both be invisible in the artifacts: whatever path a
@@ -96,17 +95,21 @@ const PARSE_COUNT = TS_FILES + PY_FILES + 1;
 interface SyncSummary {
   files_scanned: number;
   files_indexed: number;
-  files_reused: number;
+  files_unchanged: number;
+  files_removed: number;
+  files_cached: number;
+  mode: 'none' | 'incremental' | 'full';
   text_fallbacks: Record<string, number>;
   chunks_created: number;
   chunks_unchanged: number;
   chunks_deleted: number;
   chunks_total: number;
+  generation: number;
   errors: { path: string; reason: string }[];
 }
 
 interface SearchReport {
-  results: { path: string; start_line: number; end_line: number; symbol: string | null }[];
+  results: { chunk_id: number; path: string; start_line: number; end_line: number; symbol: string | null; score: number; snippet: string; why: string[] }[];
 }
 
 interface OutlineReport {
@@ -122,18 +125,15 @@ describe('incremental sync and worker threads', () => {
   let preload: string;
   let marks: string;
 
-  const meta = (): { generation_dir: string } => JSON.parse(readFileSync(join(root, '.repodex', 'meta.json'), 'utf8')) as { generation_dir: string };
-  /** The five artifacts of the current generation, copied (later syncs remove old generations). */
-  const artifacts = (): Map<string, Buffer> => {
-    const dir = join(root, '.repodex', meta().generation_dir);
-    return new Map(ARTIFACTS.map((name) => [name, Buffer.from(readFileSync(join(dir, name)))]));
-  };
-  const expectSameBytes = (expected: Map<string, Buffer>, actual: Map<string, Buffer>, what: string): void => {
-    for (const name of ARTIFACTS) {
-      expect(expected.get(name)!.length, name).toBeGreaterThan(0);
+  /** The bytes of every segment of the current generation, in order (copied: later syncs remove files). */
+  const segmentBytes = (): Buffer[] => readIndex(root).segments.map((segment) => segment.bytes);
+  const expectSameBytes = (expected: Buffer[], actual: Buffer[], what: string): void => {
+    expect(actual.length, `segment count: ${what}`).toBe(expected.length);
+    expected.forEach((bytes, i) => {
+      expect(bytes.length).toBeGreaterThan(0);
       // Buffer.equals, not toEqual: a failing diff of binary files is unreadable.
-      expect(actual.get(name)!.equals(expected.get(name)!), `${name} differs: ${what}`).toBe(true);
-    }
+      expect(actual[i]!.equals(bytes), `segment ${i} differs: ${what}`).toBe(true);
+    });
   };
 
   /** Run `sync`, returning its summary and the ids of the worker threads it started. */
@@ -146,6 +146,11 @@ describe('incremental sync and worker threads', () => {
     const workers = new Set(existsSync(marks) ? readFileSync(marks, 'utf8').split('\n').filter(Boolean) : []);
     return { summary: run.json<SyncSummary>(), workers };
   };
+  /** A sync from nothing: no index, no parse cache, so every file is parsed. */
+  const rebuildFromScratch = (env: NodeJS.ProcessEnv = {}): { summary: SyncSummary; workers: Set<string> } => {
+    expect(runCli(['clean', '--root', root]).code).toBe(0);
+    return sync([], env);
+  };
   const search = (query: string): SearchReport => {
     const run = runCli(['search', query, '--json', '--root', root], { env: { REPODEX_INDEXING: '0' } });
     expect(run.code, run.stderr).toBe(0);
@@ -156,6 +161,9 @@ describe('incremental sync and worker threads', () => {
     expect(run.code, run.stderr).toBe(0);
     return run.json<OutlineReport>();
   };
+  const QUERIES = ['load config', 'retry session payload', 'appendedQuokkaHelper', 'FreshWombat greet', 'validate ledger', 'flush cursor step'];
+  /** What a search answers, apart from which generation answered it. */
+  const answers = (): unknown[] => QUERIES.map((query) => search(query).results);
 
   beforeAll(() => {
     const tools = tempDir('repodex-preload-');
@@ -173,18 +181,17 @@ describe('incremental sync and worker threads', () => {
   });
 
   it('parses a large tree in worker threads', () => {
-    const { summary, workers } = sync(['--force']);
-    expect(summary).toMatchObject({ files_scanned: FILE_COUNT, files_indexed: FILE_COUNT, files_reused: 0, text_fallbacks: {}, errors: [] });
+    const { summary, workers } = sync();
+    expect(summary).toMatchObject({ mode: 'full', files_scanned: FILE_COUNT, files_indexed: FILE_COUNT, files_cached: 0, text_fallbacks: {}, errors: [] });
     expect(PARSE_COUNT).toBeGreaterThanOrEqual(96);
     expect(workers.size).toBeGreaterThanOrEqual(1);
     // The generated classes are long enough to be split at their members.
     expect(summary.chunks_total).toBeGreaterThan(FILE_COUNT);
   });
 
-  it('an incremental sync gives the same bytes as a full rebuild (regression)', () => {
-    // Regression: reused files were recorded as `no-adapter` in symbols.bin instead of parsed,
-    // so an incremental sync wrote different bytes than --force and its outlines were ignored.
+  it('reads only what changed, writes a small delta, and answers exactly like a full rebuild', () => {
     const before = sync(['--force']).summary;
+    const baseSegment = segmentBytes()[0]!;
     const modified = 'src/gen/part-3/module-007.ts';
     const added = 'src/gen/added/fresh-module.ts';
     const deleted = 'src/gen/part-3/module-011.ts';
@@ -194,84 +201,89 @@ describe('incremental sync and worker threads', () => {
     rmSync(join(root, deleted));
 
     const { summary, workers } = sync();
-    expect(summary.files_indexed).toBe(before.files_indexed);
-    // Every indexed file except the modified one is unchanged; the added one is new; the deleted one is gone.
-    expect(summary.files_reused).toBe(before.files_indexed - 2);
+    expect(summary).toMatchObject({ mode: 'incremental', files_scanned: 2, files_removed: 1, files_unchanged: before.files_indexed - 2, files_indexed: before.files_indexed });
     expect(summary.chunks_created).toBeGreaterThanOrEqual(2); // the modified file's last chunk and the new file
     expect(summary.chunks_deleted).toBeGreaterThanOrEqual(2); // the deleted file's chunks and the modified file's old last chunk
     expect(summary.chunks_unchanged + summary.chunks_created).toBe(summary.chunks_total);
     expect(summary.text_fallbacks).toEqual({});
     // Two files to parse: far below the worker threshold, so no thread is started.
     expect(workers.size).toBe(0);
+    // A delta: the base segment is untouched and the new one holds just the two files.
+    const segments = segmentBytes();
+    expect(segments.length).toBe(2);
+    expect(segments[0]!.equals(baseSegment)).toBe(true);
+    expect(segments[1]!.length).toBeLessThan(baseSegment.length / 20);
 
-    const incremental = artifacts();
+    const incremental = answers();
     const reused = outline('src/gen/part-0/module-000.ts');
     expect(search('appendedQuokkaHelper').results[0]?.path).toBe(modified);
     expect(search('FreshWombat').results[0]).toMatchObject({ path: added, symbol: 'class FreshWombat' });
     expect(search(deletedClass).results.map((hit) => hit.path)).not.toContain(deleted);
 
     const full = sync(['--force']).summary;
-    expect(full.files_reused).toBe(0);
-    expectSameBytes(incremental, artifacts(), 'incremental sync vs sync --force');
-    // A reused file's stored outline is complete, so outline answered from the incremental generation.
+    expect(full.mode).toBe('full');
+    expect(full.files_cached).toBe(full.files_indexed); // nothing parsed again: every content was parsed before
+    expect(answers()).toEqual(incremental);
+    // An unchanged file's stored outline is complete, so outline answered from the index.
     expect(reused.source).toBe('index');
     expect(reused.symbols.length).toBeGreaterThan(3);
   });
 
-  it('worker threads and in-process preparation give the same bytes', () => {
-    const inProcess = sync(['--force'], { REPODEX_SYNC_WORKERS: '0' });
+  it('worker threads and in-process parsing give the same bytes', () => {
+    const inProcess = rebuildFromScratch({ REPODEX_SYNC_WORKERS: '0' });
     expect(inProcess.workers.size).toBe(0);
-    const inline = artifacts();
-    const pooled = sync(['--force'], { REPODEX_SYNC_WORKERS: '2' });
+    const inline = segmentBytes();
+    const pooled = rebuildFromScratch({ REPODEX_SYNC_WORKERS: '2' });
     expect(pooled.workers.size).toBe(2);
-    expect(pooled.summary).toEqual({ ...inProcess.summary, generation: expect.any(Number) as number, duration_ms: expect.any(Number) as number });
-    expectSameBytes(inline, artifacts(), 'REPODEX_SYNC_WORKERS=0 vs 2');
+    expect(pooled.summary).toEqual({ ...inProcess.summary, duration_ms: expect.any(Number) as number });
+    expectSameBytes(inline, segmentBytes(), 'REPODEX_SYNC_WORKERS=0 vs 2');
   });
 
-  it('a sync with nothing changed reuses every indexed file and writes the same bytes', () => {
-    const previous = artifacts();
+  it('a sync with nothing changed proves it from stats, reads nothing and writes nothing', () => {
+    const previous = readIndex(root);
     const { summary, workers } = sync();
-    expect(summary.files_reused).toBe(summary.files_indexed);
-    expect(summary).toMatchObject({ files_indexed: FILE_COUNT, chunks_created: 0, chunks_deleted: 0, text_fallbacks: {} });
+    expect(summary).toMatchObject({ mode: 'none', files_scanned: 0, files_indexed: FILE_COUNT, chunks_created: 0, chunks_deleted: 0, generation: previous.meta.generation });
+    expect(summary.files_unchanged).toBe(FILE_COUNT);
     expect(summary.chunks_unchanged).toBe(summary.chunks_total);
     expect(workers.size).toBe(0);
-    expectSameBytes(previous, artifacts(), 'no-change sync vs the previous generation');
+    const after = readIndex(root);
+    expect(after.meta).toEqual(previous.meta);
+    expectSameBytes(previous.segments.map((segment) => segment.bytes), after.segments.map((segment) => segment.bytes), 'no-change sync vs before');
   });
 
-  it('a file whose mtime changed but not its content is reused (the content hash decides) and changes no chunk', () => {
+  it('a file whose mtime changed but not its content is read once, parsed never, and changes no chunk id', () => {
     const touched = 'py/store_003.py';
+    const idsBefore = search('store 003').results.filter((hit) => hit.path === touched).map((hit) => hit.chunk_id);
     const future = new Date('2031-01-01T00:00:00Z');
     utimesSync(join(root, touched), future, future);
     // The stat changed, so the index is dirty until a sync records the new mtime…
     expect(runCli(['status', '--json', '--root', root]).json<{ dirty: boolean }>().dirty).toBe(true);
     const { summary } = sync();
-    // …but the content hash proves the file unchanged: it is reused, not parsed again.
-    expect(summary.files_reused).toBe(summary.files_indexed);
-    expect(summary).toMatchObject({ chunks_created: 0, chunks_deleted: 0 });
+    // …but its content was parsed before: it comes from the parse cache, and its chunks keep their ids.
+    expect(summary).toMatchObject({ files_scanned: 1, files_cached: 1, chunks_created: 0, chunks_deleted: 0 });
     expect(summary.chunks_unchanged).toBe(summary.chunks_total);
     expect(runCli(['status', '--json', '--root', root]).json<{ dirty: boolean }>().dirty).toBe(false);
+    expect(search('store 003').results.filter((hit) => hit.path === touched).map((hit) => hit.chunk_id)).toEqual(idsBefore);
   });
 
-  it('indexes a file that does not parse as text, names it, and keeps it searchable', () => {
+  it('indexes a file that does not parse as text, names it once, and keeps it searchable', () => {
     const broken = 'src/broken/unterminated.ts';
     makeRepo({ [broken]: 'export class {\n  brokenPlatypusMarker(): number {\n    return 1;\n' }, root);
     const first = sync().summary;
     expect(first.files_indexed).toBe(FILE_COUNT + 1);
     expect(first.text_fallbacks).toEqual({ 'parse-error': 1 });
     expect(first.errors).toEqual([{ path: broken, reason: expect.stringContaining('parse error') as string }]);
-    expect(first.files_reused).toBe(FILE_COUNT);
+    expect(first.files_scanned).toBe(1);
 
     const hit = search('brokenPlatypusMarker').results[0];
     expect(hit).toMatchObject({ path: broken, start_line: 1, end_line: 3, symbol: null });
     expect(outline(broken)).toMatchObject({ parsed: false, source: 'index', symbols: [] });
 
-    // Reused next time, still recorded as a parse-error fallback, and byte-identical to --force.
+    // Warnings are for files read by this sync: the next one has nothing to say about it.
     const again = sync().summary;
-    expect(again.files_reused).toBe(FILE_COUNT + 1);
-    expect(again.text_fallbacks).toEqual({ 'parse-error': 1 });
-    expect(again.errors.map((error) => error.path)).toEqual([broken]);
-    const incremental = artifacts();
-    sync(['--force']);
-    expectSameBytes(incremental, artifacts(), 'incremental sync with a parse-error file vs sync --force');
+    expect(again).toMatchObject({ mode: 'none', errors: [], text_fallbacks: {} });
+    const rebuilt = sync(['--force']).summary;
+    expect(rebuilt.text_fallbacks).toEqual({ 'parse-error': 1 });
+    expect(outline(broken)).toMatchObject({ parsed: false, source: 'index', symbols: [] });
   });
 });

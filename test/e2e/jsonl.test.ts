@@ -2,8 +2,10 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { SearchReport } from '../../src/engine/engine.js';
-import type { FetchReport } from '../../src/engine/fetch.js';
+import type { ResponseOf } from '../../src/protocol/index.js';
+
+type SearchReport = ResponseOf<'search'>;
+type FetchReport = ResponseOf<'fetch'>;
 import { CLI, PROJECT_ROOT, makeRepo, runCli } from '../helpers.js';
 
 /**
@@ -383,7 +385,7 @@ describe('serve --stdio: caps, ids and sync', () => {
 
     const sync = await session.request({ op: 'sync', id: 'sync' });
     expect(sync).toMatchObject({ ok: true, op: 'sync', id: 'sync' });
-    expect(sync.data).toMatchObject({ files_scanned: 29, chunks_created: 1 });
+    expect(sync.data).toMatchObject({ mode: 'incremental', files_scanned: 1, chunks_created: 1 });
 
     const after = await session.request({ ...query, id: 'after' });
     expect(after).toMatchObject({ ok: true, op: 'search', id: 'after' });

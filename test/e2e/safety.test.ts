@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliRun, makeRepo, runCli, tempDir } from '../helpers.js';
+import { type CliRun, liveChunkIds, makeRepo, runCli, tempDir } from '../helpers.js';
 
 // End-to-end safety and scanning rules (seed 000 §3.2, §4.2; SPEC §2, §8), through the built CLI
 // (`npm run build` first). Every secret fixture carries a unique token; the token must never come
@@ -51,16 +51,16 @@ const search = (root: string, q: string): Hit[] => ok(cli(root, 'search', q, '--
 
 /** Every chunk of the index, fetched back through the CLI (5 ids per call, as fetch allows). */
 function fetchAll(root: string): FetchJson['chunks'] {
-  const total = status(root).chunks;
+  const all = liveChunkIds(root);
+  expect(all.length).toBe(status(root).chunks);
   const out: FetchJson['chunks'] = [];
-  for (let id = 0; id < total; id += 5) {
-    const ids = Array.from({ length: Math.min(5, total - id) }, (_, i) => id + i);
-    out.push(...ok(cli(root, 'fetch', '--ids', ids.join(','), '--json')).json<FetchJson>().chunks);
+  for (let at = 0; at < all.length; at += 5) {
+    out.push(...ok(cli(root, 'fetch', '--ids', all.slice(at, at + 5).join(','), '--json')).json<FetchJson>().chunks);
   }
   return out;
 }
 
-/** Raw bytes of every file under .repodex/ (artifacts of every generation, meta.json, …). */
+/** Raw bytes of every file under .repodex/ (segments and manifests of every generation, the parse cache, meta.json, …). */
 function indexFiles(root: string): { path: string; bytes: Buffer }[] {
   const out: { path: string; bytes: Buffer }[] = [];
   const walk = (dir: string): void => {
@@ -76,7 +76,8 @@ function indexFiles(root: string): { path: string; bytes: Buffer }[] {
 
 function expectNotInIndexBytes(root: string, tokens: readonly string[]): void {
   const files = indexFiles(root);
-  expect(files.filter((file) => file.path.endsWith('.bin')).length).toBeGreaterThanOrEqual(4);
+  // At least a manifest and a segment; the parse cache and meta.json are checked too.
+  expect(files.filter((file) => file.path.endsWith('.rpdx')).length).toBeGreaterThanOrEqual(2);
   for (const file of files) {
     for (const token of tokens) expect(file.bytes.includes(token), `${token} in ${file.path}`).toBe(false);
   }
@@ -306,7 +307,7 @@ describe('status: dirty and clean', () => {
       'src/c.ts': 'export const gamma = 3;\n',
     });
     expect(ok(cli(root, 'init', '--json')).json<{ created: string[] }>().created).toContain('.repodex/config.json');
-    expect(status(root)).toMatchObject({ indexed: false, dirty: true, state: 'missing' });
+    expect(status(root)).toMatchObject({ indexed: false, dirty: true, state: 'pending' });
     sync(root);
     expect(status(root)).toMatchObject({ indexed: true, dirty: false, state: 'ready', reasons: [] });
 

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/compose.js';
-import type { SearchReport } from '../../src/engine/engine.js';
-import type { FetchReport } from '../../src/engine/fetch.js';
+import type { ResponseOf } from '../../src/protocol/index.js';
+
+type SearchReport = ResponseOf<'search'>;
+type FetchReport = ResponseOf<'fetch'>;
 import { serveJsonl } from '../../src/frontends/jsonl/server.js';
 import { makeRepo } from '../helpers.js';
 
@@ -128,25 +130,27 @@ describe('serve --stdio cache (in process)', () => {
     }
     expect(engine.loads).toBe(1);
 
-    // A new file is invisible until a sync commits (servers never walk the tree per query)...
+    // A file added during the session: the next search finds the index stale, syncs first (the
+    // same policy as the CLI) and finds it; the search after that reuses the reloaded index.
     writeFileSync(join(root, 'src', 'quokka-telemetry.ts'), 'export function sendQuokkaTelemetry(): void {}\n');
-    session.send([{ op: 'search', id: 'before', q: 'quokka telemetry' }]);
-    await session.output.waitFor(1005);
-    expect(replies[1004]).toMatchObject({ ok: true, id: 'before' });
-    expect((replies[1004]?.data as SearchReport).results).toEqual([]);
-    expect(engine.loads).toBe(1);
-
-    // ...and our own sync op invalidates the cache: the next search reloads once and finds it.
     session.send([
-      { op: 'sync', id: 'sync' },
       { op: 'search', id: 'after', q: 'quokka telemetry' },
       { op: 'search', id: 'again', q: 'quokka telemetry' },
     ]);
-    await session.output.waitFor(1008);
-    expect(replies[1005]).toMatchObject({ ok: true, op: 'sync', id: 'sync' });
-    expect(replies[1006]).toMatchObject({ ok: true, op: 'search', id: 'after' });
-    expect((replies[1006]?.data as SearchReport).results[0]?.path).toBe('src/quokka-telemetry.ts');
-    expect(replies[1007]).toMatchObject({ ok: true, id: 'again' });
+    await session.output.waitFor(1006);
+    expect(replies[1004]).toMatchObject({ ok: true, op: 'search', id: 'after' });
+    const after = replies[1004]?.data as SearchReport;
+    expect(after.synced).toMatchObject({ mode: 'incremental', files_scanned: 1 });
+    expect(after.results[0]?.path).toBe('src/quokka-telemetry.ts');
+    expect(after.freshness.dirty).toBe(false);
+    expect(replies[1005]).toMatchObject({ ok: true, id: 'again' });
+    expect((replies[1005]?.data as SearchReport).synced).toBeUndefined();
+    expect(engine.loads).toBe(2);
+
+    // An explicit sync op with nothing changed writes nothing, so nothing is reloaded.
+    session.send([{ op: 'sync', id: 'sync' }]);
+    await session.output.waitFor(1007);
+    expect(replies[1006]).toMatchObject({ ok: true, op: 'sync', id: 'sync', data: { mode: 'none' } });
     expect(engine.loads).toBe(2);
 
     // Another engine (as another process would) commits a sync: the session's next search sees it.
@@ -157,15 +161,16 @@ describe('serve --stdio cache (in process)', () => {
       { op: 'search', id: 'external', q: 'ceremonial yak grooming' },
       { op: 'search', id: 'external-again', q: 'ceremonial yak grooming' },
     ]);
-    await session.output.waitFor(1010);
-    expect(replies[1008]).toMatchObject({ ok: true, id: 'external' });
-    expect((replies[1008]?.data as SearchReport).results[0]?.path).toBe('docs/yak-shaving.md');
-    expect(replies[1009]).toMatchObject({ ok: true, id: 'external-again' });
+    await session.output.waitFor(1009);
+    expect(replies[1007]).toMatchObject({ ok: true, id: 'external' });
+    expect((replies[1007]?.data as SearchReport).results[0]?.path).toBe('docs/yak-shaving.md');
+    expect((replies[1007]?.data as SearchReport).synced).toBeUndefined();
+    expect(replies[1008]).toMatchObject({ ok: true, id: 'external-again' });
     expect(engine.loads).toBe(3);
 
     session.input.end();
     await session.finished;
-    expect(replies).toHaveLength(1010);
+    expect(replies).toHaveLength(1009);
     expect(session.output.trailing).toBe('');
   });
 
@@ -175,11 +180,13 @@ describe('serve --stdio cache (in process)', () => {
     await engine.sync();
     const lines: string[] = [];
     for (let i = 0; i < 1000; i++) lines.push(`${JSON.stringify(searchRequest(i))}\n`);
-    lines.push(`${JSON.stringify({ op: 'fetch', id: 'f', ids: [0, 1] })}\n`);
+    const ids = (await createEngine({ root }).search({ q: 'parse widget' })).results.map((hit) => hit.chunk_id).slice(0, 2);
+    lines.push(`${JSON.stringify({ op: 'fetch', id: 'f', ids })}\n`);
     const output = new LineCollector();
     await serveJsonl(engine, Readable.from(lines), output);
     expect(output.replies).toHaveLength(1001);
     expect(output.replies.every((reply) => reply.ok)).toBe(true);
+    expect((output.replies[1000]?.data as FetchReport).chunks.every((chunk) => 'lines' in chunk)).toBe(true);
     expect(output.replies.map((reply) => reply.id)).toEqual([...Array.from({ length: 1000 }, (_, i) => i), 'f']);
     expect(engine.loads).toBe(1);
   });

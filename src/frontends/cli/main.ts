@@ -1,20 +1,24 @@
 import { parseArgs } from 'node:util';
+import { createEngine, createServerEngine } from '../../compose.js';
 import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
-import { createEngine } from '../../compose.js';
-import type { Engine, InitReport, SearchReport } from '../../engine/engine.js';
-import type { FetchReport } from '../../engine/fetch.js';
-import type { FilesReport } from '../../engine/files.js';
-import type { OpenReport } from '../../engine/open.js';
-import type { OutlineReport } from '../../engine/outline.js';
-import type { StatusReport } from '../../engine/status.js';
-import type { SyncSummary } from '../../engine/sync.js';
-import { handleRequest } from '../../protocol/handlers.js';
-import { type Request as ProtocolRequest, Request, describeIssues } from '../../protocol/schemas.js';
+import { type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, describeIssues, handle, isRefusal } from '../../protocol/index.js';
 import { serveJsonl } from '../jsonl/server.js';
-import { printFetch, printFiles, printInit, printOpen, printOutline, printSearch, printStatus, printSyncSummary } from './printers.js';
+import {
+  printClean,
+  printFetch,
+  printFiles,
+  printInit,
+  printOpen,
+  printOutline,
+  printSearch,
+  printStatus,
+  printSyncSummary,
+  printVerify,
+  printWatchSync,
+} from './printers.js';
 import { progressBar } from './progress.js';
-import { styleFor } from './style.js';
+import { type Style, styleFor } from './style.js';
 
 const GLOBAL_OPTIONS = {
   root: { type: 'string' },
@@ -31,29 +35,41 @@ interface CommandSpec {
 
 const COMMANDS: Record<string, CommandSpec> = {
   init: {
-    summary: 'create .repodex/ with a default config.json and ignore file',
+    summary: 'create .repodex/ with a default config.json, ignore file and .gitignore',
     usage: 'repodex init',
     details: 'Idempotent: existing files are never overwritten.',
     options: {},
   },
   status: {
-    summary: 'is there an index, and is it dirty?',
+    summary: 'is there an index, is it fresh, is it sound?',
     usage: 'repodex status',
-    details:
-      'Dirty when an artifact is missing, .repodex/config.json changed, a file was added, removed or\nchanged (size or mtime), or git HEAD moved since the last sync.',
+    details: [
+      'State: pending (no index yet), indexing (a sync is running), ready, or stale.',
+      'Stale when a file was added, removed or changed (size or mtime: a touched file counts until the next',
+      'sync), .repodex/config.json or the indexing rules changed, git HEAD moved, or the index is damaged',
+      '(every checksum is checked). Shows the indexed commit against HEAD.',
+    ].join('\n'),
     options: {},
   },
   sync: {
-    summary: 'build the index (written as a new generation, switched atomically)',
+    summary: 'bring the index up to date (only changed files are read)',
     usage: 'repodex sync [--force]',
-    details: 'Shows a progress bar on a terminal and a summary line after.\n  --force   rebuild from scratch',
+    details: [
+      'Incremental: new and changed files (by size and mtime) are read once each, removed ones dropped, and',
+      'the result written as a small delta; with nothing changed nothing is written. A file whose content',
+      'was parsed before is not parsed again. Chunk ids of unchanged chunks stay valid.',
+      'Waits up to 2 s for a sync another process is running, then says so (exit 1).',
+      'Shows a progress bar on a terminal and a summary line after; Ctrl-C stops it without writing.',
+      '  --force   rebuild the whole index (still reusing earlier parses)',
+    ].join('\n'),
     options: { force: { type: 'boolean' } },
   },
   search: {
     summary: 'ranked candidate chunks for an English query',
     usage: 'repodex search "QUERY" [--top-k N] [--mode bm25|idf] [--glob G] [--lang L]',
     details: [
-      'Builds the index on first use and refreshes it when files changed (REPODEX_INDEXING=0 turns that off).',
+      'Builds the index on first use and refreshes it when files changed (REPODEX_INDEXING=0 or config',
+      'auto_index: false turn that off: results then carry a `stale` warning).',
       '  --q QUERY        the query (or give it as the first argument)',
       '  --top-k N        results to return (default 20, at most 20; at most 2 per file)',
       '  --mode M         bm25 (default) or idf',
@@ -65,7 +81,12 @@ const COMMANDS: Record<string, CommandSpec> = {
   fetch: {
     summary: 'line-numbered text of chunks by id (at most 5 ids, 120 lines each)',
     usage: 'repodex fetch --ids 3,7 [--max-lines N]',
-    details: '  --ids A,B,…       chunk ids from a search (or give them as arguments)\n  --max-lines N     lines per chunk (default 120, at most 120)',
+    details: [
+      'Chunk ids are stable: an id names its chunk for as long as the chunk is unchanged, across syncs.',
+      'An id whose chunk was edited or removed is refused ("chunk N is gone: search again"); exit 1.',
+      '  --ids A,B,…       chunk ids from a search (or give them as arguments)',
+      '  --max-lines N     lines per chunk (default 120, at most 120)',
+    ].join('\n'),
     options: { ids: { type: 'string' }, 'max-lines': { type: 'string' } },
   },
   open: {
@@ -87,12 +108,35 @@ const COMMANDS: Record<string, CommandSpec> = {
     details: '  --glob G    only paths matching G, e.g. "src/**/*.ts"\n  --limit N   at most N files (default 1000, at most 10000)',
     options: { glob: { type: 'string' }, limit: { type: 'string' } },
   },
+  verify: {
+    summary: 'check every checksum, size, version and cross-reference of the index',
+    usage: 'repodex verify',
+    details: 'Exits 1 and names each damaged file when anything is wrong; `repodex sync` repairs it.',
+    options: {},
+  },
+  watch: {
+    summary: 'keep the index fresh while files change (until Ctrl-C)',
+    usage: 'repodex watch [--debounce-ms N]',
+    details: [
+      'Syncs once, then re-indexes the changed files whenever files have been quiet for the debounce period',
+      '(a burst of changes, such as a branch checkout, becomes one sync). One line per sync; --json prints',
+      'each sync summary as a JSON line. Ignored and skipped paths never trigger a sync; symlinks are not followed.',
+      '  --debounce-ms N   quiet period before re-indexing (default: config watch.debounce_ms, 500)',
+    ].join('\n'),
+    options: { 'debounce-ms': { type: 'string' } },
+  },
   serve: {
     summary: 'serve the JSONL protocol on stdin/stdout for an agent',
-    usage: 'repodex serve --stdio',
-    details:
-      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync,\nsearch, fetch, open, outline, files. See AGENTS.md for the protocol.',
-    options: { stdio: { type: 'boolean' } },
+    usage: 'repodex serve --stdio [--watch] [--debounce-ms N]',
+    details: [
+      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync, search,',
+      'fetch, open, outline, files, verify. See AGENTS.md for the protocol. A search, fetch or files on a',
+      'stale index syncs first (as the CLI does), in a worker thread; file changes are noticed by a watcher.',
+      '  --watch           re-index changes in the background as they happen; requests meanwhile answer',
+      '                    from the previous index with a warning instead of waiting',
+      '  --debounce-ms N   quiet period before a background re-index (default 500)',
+    ].join('\n'),
+    options: { stdio: { type: 'boolean' }, watch: { type: 'boolean' }, 'debounce-ms': { type: 'string' } },
   },
   clean: {
     summary: 'remove the index (keeps config.json and ignore)',
@@ -121,7 +165,7 @@ function mainHelp(): string {
   ].join('\n');
 }
 
-function commandHelp(name: string, spec: CommandSpec): string {
+function commandHelp(spec: CommandSpec): string {
   return [`${spec.usage}`, '', spec.summary, '', spec.details, '', 'also: --root DIR, --json, --help'].join('\n');
 }
 
@@ -131,10 +175,10 @@ function toInt(flag: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
-function parseRequest(input: Record<string, unknown>): ProtocolRequest {
+function parseRequest<O extends Op>(input: { op: O } & Record<string, unknown>): RequestOf<O> {
   const parsed = Request.safeParse(input, { reportInput: true });
   if (!parsed.success) throw new RepodexError('BAD_REQUEST', describeIssues(parsed.error));
-  return parsed.data;
+  return parsed.data as RequestOf<O>;
 }
 
 /** Output streams, injectable for tests. */
@@ -144,7 +188,10 @@ export interface CliIo {
   readonly stdin: NodeJS.ReadStream;
 }
 
-/** Run the CLI; resolves to the process exit code (0 ok, 1 user error, 2 internal error). */
+/** Exit code of a command stopped by Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
+/** Run the CLI; resolves to the process exit code (0 ok, 1 user error, 2 internal error, 130 interrupted). */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const out = (text: string): void => {
     io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
@@ -164,6 +211,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 1;
   }
   let json = rest.includes('--json');
+  const progress = progressBar(io.stderr);
+  // Ctrl-C stops a running sync at the next file: nothing is committed, the lock is released.
+  const interrupt = new AbortController();
+  const onSignal = (): void => interrupt.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const options = { ...GLOBAL_OPTIONS, ...spec.options };
     const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // after `--` everything is positional
@@ -174,44 +227,38 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const positionals = parsed.positionals;
     json = values.json === true;
     if (values.help) {
-      out(commandHelp(name, spec));
+      out(commandHelp(spec));
       return 0;
     }
-    const engine = createEngine({ root: values.root as string | undefined });
+    const root = values.root as string | undefined;
     const style = styleFor(io.stdout);
-    const onEvent = json ? undefined : progressBar(io.stderr);
-    const emit = (data: unknown, human: () => string): void => out(json ? JSON.stringify(data) : human());
+    const handleOptions: HandleOptions = { ...(json || !progress ? {} : { onEvent: progress.onEvent }), signal: interrupt.signal };
+    const emit = <T>(data: T, human: (data: T, style: Style) => string): void => {
+      progress?.clear();
+      out(json ? JSON.stringify(data) : human(data, style));
+    };
+    if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json);
+    const engine = createEngine({ root });
+    const run = <O extends Op>(request: RequestOf<O>): Promise<ResponseOf<O>> => handle(engine, request, handleOptions);
     switch (name) {
-      case 'init': {
-        const report = engine.init();
-        emit(report, () => printInit(report as InitReport));
+      case 'init':
+        emit(await run(parseRequest({ op: 'init' })), printInit);
         return 0;
-      }
-      case 'status': {
-        const report = (await handleRequest(engine, parseRequest({ op: 'status' }))) as StatusReport;
-        emit(report, () => printStatus(report, style));
+      case 'status':
+        emit(await run(parseRequest({ op: 'status' })), printStatus);
         return 0;
-      }
-      case 'sync': {
-        const request = parseRequest({ op: 'sync', force: values.force === true ? true : undefined });
-        const summary = (await handleRequest(engine, request, { onEvent })) as SyncSummary;
-        emit(summary, () => printSyncSummary(summary));
+      case 'sync':
+        emit(await run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined })), printSyncSummary);
         return 0;
-      }
       case 'search': {
         const q = (values.q as string | undefined) ?? positionals.join(' ');
         if (q.trim() === '') throw new RepodexError('BAD_REQUEST', 'search needs a query: repodex search "where is the config loaded"');
-        const request = parseRequest({
-          op: 'search',
-          q,
-          top_k: toInt('--top-k', values['top-k'] as string | undefined),
-          mode: values.mode,
-          glob: values.glob,
-          lang: values.lang,
-        });
-        const report = (await handleRequest(engine, request, { onEvent, refreshIfDirty: true })) as SearchReport;
+        const report = await run(
+          parseRequest({ op: 'search', q, top_k: toInt('--top-k', values['top-k'] as string | undefined), mode: values.mode, glob: values.glob, lang: values.lang }),
+        );
+        progress?.clear();
         if (report.synced && !json) io.stderr.write(`${printSyncSummary(report.synced)}\n`);
-        emit(report, () => printSearch(report, style));
+        emit(report, printSearch);
         return 0;
       }
       case 'fetch': {
@@ -221,61 +268,83 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           .filter(Boolean)
           .map((id) => toInt('--ids', id)!);
         if (ids.length === 0) throw new RepodexError('BAD_REQUEST', 'fetch needs chunk ids from a search: repodex fetch --ids 3,7');
-        const request = parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) });
-        const report = (await handleRequest(engine, request)) as FetchReport;
-        emit(report, () => printFetch(report, style));
-        return 0;
+        const report = await run(parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) }));
+        emit(report, printFetch);
+        return report.chunks.some(isRefusal) ? 1 : 0;
       }
       case 'open': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'open needs exactly one path: repodex open src/index.ts --start 10 --end 40');
-        const request = parseRequest({ op: 'open', path, start_line: toInt('--start', values.start as string | undefined), end_line: toInt('--end', values.end as string | undefined) });
-        const report = (await handleRequest(engine, request)) as OpenReport;
-        emit(report, () => printOpen(report, style));
-        return 'error' in report ? 1 : 0;
+        const report = await run(parseRequest({ op: 'open', path, start_line: toInt('--start', values.start as string | undefined), end_line: toInt('--end', values.end as string | undefined) }));
+        emit(report, printOpen);
+        return isRefusal(report) ? 1 : 0;
       }
       case 'outline': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'outline needs exactly one path: repodex outline src/router.ts');
-        const report = (await handleRequest(engine, parseRequest({ op: 'outline', path }))) as OutlineReport;
-        emit(report, () => printOutline(report, style));
-        return 'error' in report ? 1 : 0;
+        const report = await run(parseRequest({ op: 'outline', path }));
+        emit(report, printOutline);
+        return isRefusal(report) ? 1 : 0;
       }
-      case 'files': {
-        const request = parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined) });
-        const report = (await handleRequest(engine, request)) as FilesReport;
-        emit(report, () => printFiles(report, style));
+      case 'files':
+        emit(await run(parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined) })), printFiles);
         return 0;
+      case 'verify': {
+        const report = await run(parseRequest({ op: 'verify' }));
+        emit(report, printVerify);
+        return report.ok ? 0 : 1;
       }
-      case 'serve': {
-        if (values.stdio !== true) throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --stdio');
-        await serve(engine, io);
+      case 'clean':
+        emit(await run(parseRequest({ op: 'clean' })), printClean);
         return 0;
-      }
-      case 'clean': {
-        const report = engine.clean();
-        emit(report, () =>
-          report.removed.length === 0 ? 'nothing to remove: no index here' : `removed ${report.removed.join(', ')} from .repodex (config.json and ignore kept)`,
-        );
-        return 0;
-      }
       default:
         throw new RepodexError('INTERNAL', `command ${name} has no handler`);
     }
   } catch (error) {
+    progress?.clear();
     return reportError(error, json, io);
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
   }
 }
 
-async function serve(engine: Engine, io: CliIo): Promise<void> {
-  io.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    // The client closed its end: nobody is left to answer.
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
-  // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
-  await engine.warmUp();
-  await serveJsonl(engine, io.stdin, io.stdout, { log: (message) => io.stderr.write(`${message}\n`) });
+/** `watch` and `serve`: long-running, on a server engine (worker-thread syncs, a file watcher). */
+async function runServer(name: 'watch' | 'serve', values: Record<string, string | boolean | undefined>, root: string | undefined, io: CliIo, stop: AbortSignal, json: boolean): Promise<number> {
+  if (name === 'serve' && values.stdio !== true) throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --stdio');
+  const debounce = toInt('--debounce-ms', values['debounce-ms'] as string | undefined);
+  if (debounce !== undefined && (debounce < 0 || debounce > 60_000)) throw new RepodexError('BAD_REQUEST', '--debounce-ms must be between 0 and 60000');
+  const server = await createServerEngine({ root });
+  const log = (message: string): void => {
+    io.stderr.write(`${message}\n`);
+  };
+  try {
+    if (name === 'watch' || values.watch === true) {
+      const onSync = (summary: ResponseOf<'sync'>): void => {
+        if (name === 'watch') io.stdout.write(`${json ? JSON.stringify(summary) : printWatchSync(summary)}\n`);
+      };
+      const onError = (error: unknown): void => log(`repodex: re-index failed: ${errorMessage(error)} (watching on)`);
+      const debounceMs = await server.watch(debounce, { onSync, onError });
+      if (name === 'watch') log(`repodex: watching ${server.engine.root} (re-indexing ${debounceMs} ms after changes settle; Ctrl-C stops)`);
+    } else if (server.watchProblem) {
+      log(`repodex: no file watcher (${server.watchProblem}); every request checks the tree by stats instead`);
+    }
+    if (name === 'serve') {
+      io.stdout.on('error', (error: NodeJS.ErrnoException) => {
+        // The client closed its end: nobody is left to answer.
+        if (error.code === 'EPIPE') process.exit(0);
+        throw error;
+      });
+      // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
+      await server.engine.warmUp();
+      await Promise.race([serveJsonl(server.engine, io.stdin, io.stdout, { log }), new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }))]);
+    } else {
+      await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
+    }
+    return 0;
+  } finally {
+    await server.close();
+  }
 }
 
 /** A clear error for a misspelt flag, naming the closest real one. */
@@ -295,8 +364,6 @@ function reportError(error: unknown, json: boolean, io: CliIo): number {
   if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: message, code })}\n`);
   io.stderr.write(`repodex: ${message}\n`);
   if (!user && !isRepodexError(error) && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  if (code === 'ABORTED') return INTERRUPTED;
   return user ? 1 : 2;
 }
-
-const exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
-process.exitCode = exitCode;

@@ -1,14 +1,8 @@
-import type { InitReport, SearchReport } from '../../engine/engine.js';
-import type { FetchReport } from '../../engine/fetch.js';
-import type { FilesReport } from '../../engine/files.js';
-import type { OpenReport } from '../../engine/open.js';
-import type { OutlineReport } from '../../engine/outline.js';
-import type { StatusReport } from '../../engine/status.js';
-import type { SyncSummary } from '../../engine/sync.js';
+import type { ResponseOf } from '../../protocol/index.js';
 import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
 
 /** Human output of `init`. */
-export function printInit(report: InitReport): string {
+export function printInit(report: ResponseOf<'init'>): string {
   const lines = [`repodex initialized in ${report.root}`];
   for (const path of report.created) lines.push(`  created ${path}`);
   for (const path of report.existing) lines.push(`  kept    ${path} (already there)`);
@@ -16,21 +10,22 @@ export function printInit(report: InitReport): string {
   return lines.join('\n');
 }
 
+const STATE_TEXT: Record<ResponseOf<'status'>['state'], string> = {
+  ready: 'ready (clean)',
+  pending: 'pending: no index yet',
+  indexing: 'indexing (a sync is running)',
+  stale: 'stale: run `repodex sync`',
+};
+
 /** Human output of `status`. */
-export function printStatus(report: StatusReport, style: Style): string {
-  const stateText =
-    report.state === 'ready'
-      ? style.green('ready (clean)')
-      : report.state === 'missing'
-        ? style.yellow('missing: no index yet')
-        : report.state === 'indexing'
-          ? style.yellow('indexing (a sync is running)')
-          : style.yellow('stale: run `repodex sync`');
+export function printStatus(report: ResponseOf<'status'>, style: Style): string {
+  const stateText = report.state === 'ready' ? style.green(STATE_TEXT.ready) : style.yellow(STATE_TEXT[report.state]);
   const rows: [string, string][] = [['state', stateText]];
+  if (report.sync_owner) rows.push(['sync', `running: pid ${report.sync_owner.pid} on ${report.sync_owner.host}, since ${report.sync_owner.started}`]);
   if (report.indexed) {
     rows.push(['last sync', `${report.last_sync ? formatRelative(report.last_sync) : '?'} (generation ${report.generation})`]);
     rows.push(['files', `${formatCount(report.files_indexed)} indexed, ${formatCount(report.files - report.files_indexed)} skipped`]);
-    rows.push(['chunks', `${formatCount(report.chunks)} (${formatCount(report.terms)} terms)`]);
+    rows.push(['chunks', `${formatCount(report.chunks)} in ${report.segments} segment${report.segments === 1 ? '' : 's'}`]);
     const ratio = report.source_bytes > 0 ? ` (${(report.size_on_disk / report.source_bytes).toFixed(2)}× source)` : '';
     rows.push(['size', `${formatBytes(report.size_on_disk)} on disk for ${formatBytes(report.source_bytes)} of source${ratio}`]);
   }
@@ -39,8 +34,13 @@ export function printStatus(report: StatusReport, style: Style): string {
     const indexed = report.indexed ? `, indexed ${report.git.indexed_commit?.slice(0, 10) ?? '(none)'}` : '';
     rows.push(['git', head + indexed]);
   }
+  if (!report.auto_index) rows.push(['indexing', 'manual (REPODEX_INDEXING=0 or auto_index: false): searches do not refresh the index']);
   const width = Math.max(...rows.map(([key]) => key.length));
   const lines = [`repodex status — ${report.root}`, ...rows.map(([key, value]) => `  ${style.dim(key.padEnd(width))}  ${value}`)];
+  if (report.damage.length > 0) {
+    lines.push(style.red('damaged:'));
+    for (const problem of report.damage) lines.push(`  - ${problem}`);
+  }
   if (report.reasons.length > 0) {
     lines.push('dirty because:');
     for (const reason of report.reasons) lines.push(`  - ${reason}`);
@@ -53,21 +53,27 @@ export function printStatus(report: StatusReport, style: Style): string {
 
 const SHOWN_WARNINGS = 5;
 
-/** The one-line summary after a sync. */
-export function printSyncSummary(summary: SyncSummary): string {
-  const skipped = Object.entries(summary.skipped_by_reason)
-    .map(([reason, count]) => `${reason}: ${count}`)
-    .join(', ');
-  const parts = [
-    `indexed ${formatCount(summary.files_indexed)} files → ${formatCount(summary.chunks_total)} chunks`,
-    `(${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
-    `${formatCount(summary.terms)} terms in ${formatDuration(summary.duration_ms)}`,
-  ];
-  let line = parts.join(' ');
-  if (summary.files_reused > 0) line += `; ${formatCount(summary.files_reused)} unchanged files reused`;
-  if (summary.files_skipped > 0) line += `; skipped ${formatCount(summary.files_skipped)} (${skipped})`;
-  const fallbacks = Object.entries(summary.text_fallbacks);
-  if (fallbacks.length > 0) line += `; chunked as text: ${fallbacks.map(([reason, count]) => `${reason}: ${count}`).join(', ')}`;
+/** The summary after a sync: one line, then the first few problem files. */
+export function printSyncSummary(summary: ResponseOf<'sync'>): string {
+  let line: string;
+  if (summary.mode === 'none') {
+    line = `index up to date: nothing changed (${formatCount(summary.files_unchanged)} files checked, ${formatCount(summary.chunks_total)} chunks) in ${formatDuration(summary.duration_ms)}`;
+  } else {
+    const what = summary.mode === 'full' ? `rebuilt (${summary.full_reason ?? 'full'}): read ${formatCount(summary.files_scanned)} files` : `read ${formatCount(summary.files_scanned)} changed file${summary.files_scanned === 1 ? '' : 's'}`;
+    line = [
+      what + (summary.files_removed > 0 ? `, dropped ${formatCount(summary.files_removed)} removed` : ''),
+      `→ ${formatCount(summary.chunks_total)} chunks (${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
+      `in ${formatDuration(summary.duration_ms)}`,
+    ].join(' ');
+    const notes: string[] = [];
+    if (summary.files_cached > 0) notes.push(`${formatCount(summary.files_cached)} parsed before (cached)`);
+    const skipped = Object.entries(summary.skipped_by_reason);
+    if (skipped.length > 0) notes.push(`skipped ${skipped.map(([reason, count]) => `${reason}: ${count}`).join(', ')}`);
+    const fallbacks = Object.entries(summary.text_fallbacks);
+    if (fallbacks.length > 0) notes.push(`chunked as text: ${fallbacks.map(([reason, count]) => `${reason}: ${count}`).join(', ')}`);
+    if (summary.merged) notes.push('segments merged');
+    if (notes.length > 0) line += `; ${notes.join('; ')}`;
+  }
   const lines = [line];
   // Name the first few problem files; --json lists them all (up to 50).
   for (const error of summary.errors.slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${error.path}: ${error.reason}`);
@@ -82,7 +88,7 @@ function highlight(text: string, terms: readonly string[], style: Style): string
 }
 
 /** Human output of `search`: `path:start-end`, score and id, the snippet, the matched terms. */
-export function printSearch(report: SearchReport, style: Style): string {
+export function printSearch(report: ResponseOf<'search'>, style: Style): string {
   const lines: string[] = [];
   if (report.results.length === 0) {
     lines.push(report.terms.length === 0 ? 'no searchable terms in the query' : `no results for ${report.terms.join(' ')}`);
@@ -103,7 +109,7 @@ export function printSearch(report: SearchReport, style: Style): string {
 }
 
 /** Human output of `fetch`: each chunk's numbered lines under a `path:start-end` header. */
-export function printFetch(report: FetchReport, style: Style): string {
+export function printFetch(report: ResponseOf<'fetch'>, style: Style): string {
   const lines: string[] = [];
   for (const chunk of report.chunks) {
     if ('error' in chunk) {
@@ -112,18 +118,17 @@ export function printFetch(report: FetchReport, style: Style): string {
       lines.push(style.dim(`   hint: ${chunk.hint}`));
       continue;
     }
-    const notes = [chunk.truncated ? `first ${chunk.lines.length} lines` : '', chunk.stale ? 'file changed since sync' : '']
-      .filter(Boolean)
-      .join(', ');
+    const notes = [chunk.truncated ? `first ${chunk.lines.length} lines` : '', chunk.stale ? 'file changed since sync' : ''].filter(Boolean).join(', ');
     lines.push(style.cyan(`── ${chunk.path}:${chunk.start_line}-${chunk.end_line} (chunk ${chunk.chunk_id})${notes ? ` [${notes}]` : ''}`));
     lines.push(...chunk.lines);
   }
   if (report.ignored_ids.length > 0) lines.push(style.yellow(`warning: only the first 5 ids are fetched; ignored ${report.ignored_ids.join(', ')}`));
+  for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
 }
 
 /** Human output of `open`. */
-export function printOpen(report: OpenReport, style: Style): string {
+export function printOpen(report: ResponseOf<'open'>, style: Style): string {
   if ('error' in report) {
     return [style.red(`${report.blocked ? 'blocked' : 'error'}: ${report.error}`), style.dim(`hint: ${report.hint}`)].join('\n');
   }
@@ -133,17 +138,18 @@ export function printOpen(report: OpenReport, style: Style): string {
 }
 
 /** Human output of `files`: one aligned row per file. */
-export function printFiles(report: FilesReport, style: Style): string {
+export function printFiles(report: ResponseOf<'files'>, style: Style): string {
   const lines = report.files.map((file) => {
-    const state = file.state === 'indexed' ? `${file.chunks} chunks` : style.yellow(`skipped: ${file.state}`);
+    const state = file.state === 'indexed' ? `${file.chunks} chunk${file.chunks === 1 ? '' : 's'}` : style.yellow(`skipped: ${file.state}`);
     return `${formatBytes(file.size).padStart(9)}  ${file.language.padEnd(10)}  ${file.path}  ${style.dim(state)}`;
   });
-  lines.push(style.dim(`${report.files.length} of ${formatCount(report.total)} files${report.truncated ? ' (raise --limit for more)' : ''}`));
+  lines.push(style.dim(`${formatCount(report.files.length)} of ${formatCount(report.total)} files${report.truncated ? ' (raise --limit for more)' : ''}`));
+  for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
 }
 
 /** Human output of `outline`: one line per declaration, indented by nesting, with its line range. */
-export function printOutline(report: OutlineReport, style: Style): string {
+export function printOutline(report: ResponseOf<'outline'>, style: Style): string {
   if ('error' in report) {
     return [style.red(`${report.blocked ? 'blocked' : 'error'}: ${report.error}`), style.dim(`hint: ${report.hint}`)].join('\n');
   }
@@ -157,4 +163,30 @@ export function printOutline(report: OutlineReport, style: Style): string {
   });
   lines.push(style.dim(`${report.symbols.length} declarations in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
   return lines.join('\n');
+}
+
+/** Human output of `verify`. */
+export function printVerify(report: ResponseOf<'verify'>, style: Style): string {
+  if (!report.indexed) return style.yellow('no index to verify: run `repodex sync`');
+  const lines: string[] = [];
+  if (report.ok) lines.push(style.green(`index sound: generation ${report.generation}, ${report.checked.length} files checked (${report.checked.join(', ')})`));
+  else {
+    lines.push(style.red(`index damaged (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}):`));
+    for (const problem of report.problems) lines.push(`  - ${problem}`);
+    lines.push('fix: `repodex sync` rebuilds what is damaged');
+  }
+  for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
+  return lines.join('\n');
+}
+
+/** Human output of `clean`. */
+export function printClean(report: ResponseOf<'clean'>): string {
+  return report.removed.length === 0 ? 'nothing to remove: no index here' : `removed ${report.removed.join(', ')} from .repodex (config.json and ignore kept)`;
+}
+
+/** One line per sync of `watch`: when, what changed, how long. */
+export function printWatchSync(summary: ResponseOf<'sync'>, now: Date = new Date()): string {
+  const time = now.toTimeString().slice(0, 8);
+  if (summary.mode === 'none') return `${time} nothing to re-index`;
+  return `${time} ${printSyncSummary(summary)}`;
 }

@@ -1,8 +1,6 @@
 import type { Writable } from 'node:stream';
 import { isRepodexError } from '../../core/errors.js';
-import type { Engine } from '../../engine/engine.js';
-import { handleRequest } from '../../protocol/handlers.js';
-import { OPS, Request, describeIssues } from '../../protocol/schemas.js';
+import { type Engine, OPS, Request, describeIssues, handle } from '../../protocol/index.js';
 
 /** Longest request line accepted (SPEC §9: 1 MiB). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -102,7 +100,8 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
   const parsed = Request.safeParse(raw, { reportInput: true });
   if (!parsed.success) return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
   try {
-    const data = await handleRequest(engine, parsed.data);
+    // Every op goes through the same dispatch, and so through the engine's freshness policy.
+    const data = await handle(engine, parsed.data);
     return { ok: true, op, data, ...id };
   } catch (error) {
     if (isRepodexError(error)) return { ok: false, op, error: error.message, code: error.code, ...id };

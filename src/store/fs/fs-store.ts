@@ -1,38 +1,85 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import * as z from 'zod/mini';
+import { crashPoint } from '../../core/crash.js';
 import { crc32 } from '../../core/crc32.js';
-import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
-import type { RepoPaths } from '../../core/paths.js';
-import { FORMAT_VERSION } from '../../core/version.js';
-import { FileTable } from '../../index/files-codec.js';
-import { Artifact } from '../../index/format.js';
-import { acquireLock } from '../../index/lock.js';
-import { ARTIFACTS, type ArtifactName, type IndexMeta, IndexMetaSchema } from '../../index/meta.js';
-import type { GenerationData, IndexStore, MetaDraft } from '../backend.js';
-import { fsyncDir, writeFileAtomic, writeFileDurable } from '../../core/fs-atomic.js';
+import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
+import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
+import { ArtifactFile, ArtifactWriter, fileSink } from '../../index/format.js';
+import { MANIFEST_KIND, type Manifest, type SegmentRef, decodeManifest, encodeManifest } from '../../index/manifest.js';
+import type { NewFile, Tree } from '../../index/model.js';
+import { Segment, SegmentBuilder } from '../../index/segment.js';
+import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, MetaDraft, ParseCache } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
+import { acquireLock, isLockLeftover, lockHolder } from './lock.js';
+import { FsParseCache, verifyParseCache } from './parse-cache.js';
+import { mergeSegments } from './merge.js';
 
-const GENERATION_DIR = /^gen-(\d+)(\.tmp-\d+)?$/;
-const KIND: Record<ArtifactName, string> = {
-  'files.bin': 'FILE',
-  'chunks.bin': 'CHNK',
-  'terms.bin': 'TERM',
-  'postings.bin': 'POST',
-  'symbols.bin': 'SYMB',
-};
+/** meta.json: the commit record. Written last, by atomic rename; readers start here. */
+const MetaFileSchema = z.object({
+  format_version: z.int(),
+  feature_version: z.int(),
+  tool_version: z.string(),
+  generation: z.int().check(z.minimum(1)),
+  manifest: z.object({ name: z.string().check(z.regex(/^gen-\d+\.rpdx$/)), bytes: z.int(), header_crc: z.int() }),
+  config_hash: z.string(),
+  project_type: z.string(),
+  chunker: z.object({ name: z.string(), version: z.int(), params_key: z.string() }),
+  counts: z.object({ files: z.int(), files_indexed: z.int(), files_skipped: z.int(), chunks: z.int(), segments: z.int() }),
+  source_bytes: z.number(),
+  git: z.nullable(z.object({ commit: z.nullable(z.string()), branch: z.nullable(z.string()) })),
+  synced_at: z.string(),
+  duration_ms: z.number(),
+  checksum: z.int(),
+});
+type MetaFile = z.infer<typeof MetaFileSchema>;
+
+const GENERATION_FILE = /^gen-(\d+)\.rpdx$/;
+const SEGMENT_FILE = /^seg-(\d+)\.rpdx$/;
+const TEMP_FILE = /\.tmp-\d+$/;
+const CACHE_FILE = 'parse-cache.rpdx';
+
+/** Merge all segments into one when a generation would have more than this many… */
+const MAX_SEGMENTS = 8;
+/** …or when more than this share of its chunks are dead (tombstoned). */
+const MAX_DEAD_SHARE = 0.25;
+
+/** The text of meta.json for a record: pretty JSON whose last field checksums the rest. */
+function metaText(body: Omit<MetaFile, 'checksum'>): string {
+  const checksum = crc32(Buffer.from(JSON.stringify(body, null, 2), 'utf8'));
+  return `${JSON.stringify({ ...body, checksum }, null, 2)}\n`;
+}
+
+function toIndexMeta(file: MetaFile): IndexMeta {
+  const { manifest: _manifest, checksum: _checksum, ...meta } = file;
+  return meta;
+}
 
 /**
- * The embedded store: each sync writes a complete generation folder `.repodex/gen-N/`, then
- * commits it by atomically renaming a new `meta.json` into place. A crash at any point leaves
- * the previous meta.json, which names a complete previous generation.
+ * The embedded store: `.repodex/` holds immutable segment files (`seg-N.rpdx`), one manifest per
+ * generation (`gen-N.rpdx`: which segments, which of their files are dead, the walk's shape) and
+ * `meta.json`, the commit record naming the current manifest. A sync writes a segment with just
+ * the files it (re)indexed plus a manifest, then commits by atomically renaming meta.json; a
+ * crash at any point leaves the previous meta.json naming a complete previous generation. When
+ * segments pile up or too much of them is dead, a commit merges them into one. The current and
+ * the previous generation's files are kept, so a reader that started before a commit finishes.
  */
 export class FsStore implements IndexStore {
-  constructor(private readonly paths: RepoPaths) {}
+  private readonly metaPath: string;
+  private readonly lockPath: string;
+  private readonly segments = new Map<string, Segment>();
+  private cache: FsParseCache | undefined;
 
-  readMeta(): IndexMeta | undefined {
+  constructor(readonly dataDir: string) {
+    this.metaPath = join(dataDir, 'meta.json');
+    this.lockPath = join(dataDir, 'lock');
+  }
+
+  private readMetaFile(): MetaFile | undefined {
     let text: string;
     try {
-      text = readFileSync(this.paths.meta, 'utf8');
+      text = readFileSync(this.metaPath, 'utf8');
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) return undefined;
       throw new RepodexError('INDEX_CORRUPT', `cannot read meta.json: ${errorMessage(error)}`);
@@ -47,138 +94,421 @@ export class FsStore implements IndexStore {
     if (typeof version === 'number' && version !== FORMAT_VERSION) {
       throw new RepodexError('INDEX_INCOMPATIBLE', `meta.json has format version ${version}, this repodex reads ${FORMAT_VERSION}`);
     }
-    const parsed = IndexMetaSchema.safeParse(raw);
+    const parsed = MetaFileSchema.safeParse(raw);
     if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `meta.json does not match its schema: ${parsed.error.issues[0]?.message ?? ''}`);
+    const { checksum, ...body } = parsed.data;
+    if (crc32(Buffer.from(JSON.stringify(body, null, 2), 'utf8')) !== checksum) throw new RepodexError('INDEX_CORRUPT', 'meta.json: checksum mismatch');
     return parsed.data;
   }
 
-  private artifactPath(meta: IndexMeta, name: string): string {
-    return join(this.paths.dataDir, meta.generation_dir, name);
+  async readMeta(): Promise<IndexMeta | undefined> {
+    const file = this.readMetaFile();
+    return file ? toIndexMeta(file) : undefined;
   }
 
-  missingArtifacts(meta: IndexMeta): string[] {
-    const missing: string[] = [];
-    for (const name of ARTIFACTS) if (!existsSync(this.artifactPath(meta, name))) missing.push(name);
-    return missing;
+  async stamp(): Promise<string> {
+    const stat = statSync(this.metaPath, { throwIfNoEntry: false, bigint: true });
+    return stat ? `${stat.ino}:${stat.mtimeNs}:${stat.size}` : '';
   }
 
-  async openCatalog(meta: IndexMeta): Promise<FileTable> {
-    const bytes = readFileSync(this.artifactPath(meta, 'files.bin'));
-    return new FileTable(new Artifact('files.bin', bytes, KIND['files.bin'], true));
+  private path(name: string): string {
+    return join(this.dataDir, name);
   }
 
-  async open(options: { verify?: boolean } = {}): Promise<FsIndexView> {
-    // A concurrent sync may delete the generation we just read about; re-read meta and retry.
+  private readManifest(file: MetaFile): Manifest {
+    const artifact = ArtifactFile.open(this.path(file.manifest.name), file.manifest.name, MANIFEST_KIND);
+    try {
+      if (artifact.layout.length !== file.manifest.bytes || artifact.layout.headerCrc !== file.manifest.header_crc) {
+        throw new RepodexError('INDEX_CORRUPT', `${file.manifest.name} is not the manifest meta.json names`);
+      }
+      return decodeManifest(artifact.readAll());
+    } finally {
+      artifact.close();
+    }
+  }
+
+  /** An opened segment, reused across views while its file is the same one the manifest names. */
+  private segment(ref: SegmentRef): Segment {
+    const cached = this.segments.get(ref.name);
+    if (cached && cached.bytes === ref.bytes && cached.headerCrc === ref.headerCrc) return cached;
+    const segment = Segment.open(this.path(ref.name), ref.name);
+    if (segment.bytes !== ref.bytes || segment.headerCrc !== ref.headerCrc) {
+      throw new RepodexError('INDEX_CORRUPT', `${ref.name} is not the segment the manifest names (size or header differs)`);
+    }
+    this.segments.set(ref.name, segment);
+    return segment;
+  }
+
+  async open(): Promise<FsIndexView> {
+    // A concurrent commit may delete the generation we just read about; re-read meta and retry.
     for (let attempt = 0; ; attempt++) {
-      const meta = this.readMeta();
-      if (!meta) throw new RepodexError('INDEX_MISSING');
+      const file = this.readMetaFile();
+      if (!file) throw new RepodexError('INDEX_MISSING');
       try {
-        const load = (name: ArtifactName): Artifact =>
-          new Artifact(name, readFileSync(this.artifactPath(meta, name)), KIND[name], options.verify ?? true);
-        // symbols.bin is loaded lazily; it is checked for existence now so a missing artifact fails here, not mid-request.
-        if (!existsSync(this.artifactPath(meta, 'symbols.bin'))) throw new RepodexError('INDEX_MISSING', 'artifact symbols.bin is missing');
-        return new FsIndexView(meta, load('files.bin'), load('chunks.bin'), load('terms.bin'), load('postings.bin'), () => load('symbols.bin'));
+        const manifest = this.readManifest(file);
+        const segments = manifest.segments.map((ref) => this.segment(ref));
+        for (const name of this.segments.keys()) if (!manifest.segments.some((ref) => ref.name === name)) this.segments.delete(name);
+        return new FsIndexView(toIndexMeta(file), manifest, segments);
       } catch (error) {
         if (isErrnoException(error, 'ENOENT')) {
-          if (attempt < 2) continue;
-          throw new RepodexError('INDEX_MISSING', `artifact missing: ${(error as NodeJS.ErrnoException).path ?? ''}`);
+          if (attempt < 3) continue;
+          throw new RepodexError('INDEX_CORRUPT', `an index file is missing: ${(error as NodeJS.ErrnoException).path ?? ''}`);
         }
         throw error;
       }
     }
   }
 
-  async commit(data: GenerationData, draft: MetaDraft): Promise<IndexMeta> {
-    mkdirSync(this.paths.dataDir, { recursive: true });
-    const previous = this.readMetaOrUndefined();
-    const generation = Math.max(previous?.generation ?? 0, this.highestGenerationOnDisk()) + 1;
-    const generationDir = `gen-${generation}`;
-    const finalDir = join(this.paths.dataDir, generationDir);
-    const tempDir = `${finalDir}.tmp-${process.pid}`;
-    rmSync(tempDir, { recursive: true, force: true });
-    mkdirSync(tempDir);
-    const artifacts: IndexMeta['artifacts'] = {};
-    const bytesOf: Record<ArtifactName, Uint8Array> = {
-      'files.bin': data.files,
-      'chunks.bin': data.chunks,
-      'terms.bin': data.terms,
-      'postings.bin': data.postings,
-      'symbols.bin': data.symbols,
-    };
-    for (const name of ARTIFACTS) {
-      const bytes = bytesOf[name];
-      writeFileDurable(join(tempDir, name), bytes);
-      artifacts[name] = { bytes: bytes.length, crc32: crc32(bytes) };
-    }
-    fsyncDir(tempDir);
-    renameSync(tempDir, finalDir);
-    fsyncDir(this.paths.dataDir);
-    const meta: IndexMeta = { ...draft, generation, generation_dir: generationDir, artifacts };
-    // The commit point: one atomic rename of meta.json.
-    writeFileAtomic(this.paths.meta, `${JSON.stringify(meta, null, 2)}\n`, this.paths.dataDir);
-    this.collectGarbage(new Set([generationDir, previous?.generation_dir ?? '']));
-    return meta;
+  async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
+    if (base !== undefined && !(base instanceof FsIndexView)) throw new RepodexError('INTERNAL', 'the base of a generation must come from the same store');
+    mkdirSync(this.dataDir, { recursive: true });
+    return new FsGenerationWriter(this, base);
   }
 
-  private readMetaOrUndefined(): IndexMeta | undefined {
-    try {
-      return this.readMeta();
-    } catch (error) {
-      // A damaged or older meta.json is replaced by this commit; its generation number restarts above what is on disk.
-      if (error instanceof RepodexError) return undefined;
-      throw error;
-    }
-  }
-
-  private highestGenerationOnDisk(): number {
+  /** Highest generation number in use: in meta.json, or on disk (a crashed writer's files count too). */
+  nextGeneration(): number {
     let highest = 0;
-    for (const name of this.listDataDir()) {
-      // Only complete generations count: a crashed writer's temp folder must not burn a number.
-      const match = GENERATION_DIR.exec(name);
-      if (match && match[2] === undefined) highest = Math.max(highest, Number(match[1]));
+    try {
+      highest = this.readMetaFile()?.generation ?? 0;
+    } catch (error) {
+      if (!isRepodexError(error)) throw error; // damaged or older meta: numbering restarts above what is on disk
     }
-    return highest;
+    for (const name of this.list()) {
+      const match = GENERATION_FILE.exec(name) ?? SEGMENT_FILE.exec(name);
+      if (match) highest = Math.max(highest, Number(match[1]));
+    }
+    return highest + 1;
   }
 
-  private listDataDir(): string[] {
+  /** Write a file durably under its final name: a temp file, flushed, then renamed. */
+  writeArtifact(name: string, write: (writer: ArtifactWriter) => void, crashAfterWrite?: 'segment-written' | 'manifest-written'): { bytes: number; headerCrc: number } {
+    const final = this.path(name);
+    const temp = `${final}.tmp-${process.pid}`;
+    const fd = openSync(temp, 'w');
+    let result: { length: number; headerCrc: number };
     try {
-      return readdirSync(this.paths.dataDir);
+      const writer = new ArtifactWriter(fileSink(fd), name.startsWith('seg-') ? 'SEGM' : MANIFEST_KIND);
+      write(writer);
+      result = writer.finish();
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (crashAfterWrite) crashPoint(crashAfterWrite);
+    renameSync(temp, final);
+    fsyncDir(this.dataDir);
+    return { bytes: result.length, headerCrc: result.headerCrc };
+  }
+
+  /** The commit point: atomically replace meta.json. */
+  writeMeta(body: Omit<MetaFile, 'checksum'>): void {
+    const text = metaText(body);
+    const temp = `${this.metaPath}.tmp-${process.pid}`;
+    writeFileAtomic(temp, text, this.dataDir);
+    crashPoint('meta-written');
+    renameSync(temp, this.metaPath);
+    fsyncDir(this.dataDir);
+  }
+
+  private list(): string[] {
+    try {
+      return readdirSync(this.dataDir);
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) return [];
       throw error;
     }
   }
 
-  /** Remove generations other than the current and the previous one (a reader may still be loading it). */
-  private collectGarbage(keep: ReadonlySet<string>): void {
-    for (const name of this.listDataDir()) {
-      if (!GENERATION_DIR.test(name) || keep.has(name)) continue;
-      rmSync(join(this.paths.dataDir, name), { recursive: true, force: true });
-    }
-    for (const name of this.listDataDir()) {
-      if (/^meta\.json\.tmp-\d+$/.test(name)) rmSync(join(this.paths.dataDir, name), { force: true });
+  /** Remove generation and segment files no longer named by the current or the previous manifest, and temp files of dead writers. */
+  collectGarbage(keep: ReadonlySet<string>): void {
+    for (const name of this.list()) {
+      const isIndexFile = GENERATION_FILE.test(name) || SEGMENT_FILE.test(name);
+      const isTemp = TEMP_FILE.test(name) && !name.endsWith(`.tmp-${process.pid}`) && !name.startsWith('lock');
+      if ((isIndexFile && !keep.has(name)) || isTemp) {
+        rmSync(this.path(name), { force: true });
+        crashPoint('gc');
+      }
     }
   }
 
-  lock(): { release(): void } {
-    mkdirSync(this.paths.dataDir, { recursive: true });
-    return acquireLock(this.paths.lock);
+  async tidy(): Promise<void> {
+    const current = this.currentManifest();
+    if (!current) return;
+    const keep = new Set<string>([current.file.manifest.name, ...current.manifest.segments.map((ref) => ref.name)]);
+    // The generation before the current one may still be in use by a reader: keep the newest older manifest and its segments.
+    const currentNumber = Number(GENERATION_FILE.exec(current.file.manifest.name)![1]);
+    const older = this.list()
+      .map((name) => ({ name, number: Number(GENERATION_FILE.exec(name)?.[1] ?? NaN) }))
+      .filter((entry) => entry.number < currentNumber)
+      .sort((a, b) => b.number - a.number)[0];
+    if (older) {
+      keep.add(older.name);
+      try {
+        const previous = decodeManifest(ArtifactFile.open(this.path(older.name), older.name, MANIFEST_KIND).readAll());
+        for (const ref of previous.segments) keep.add(ref.name);
+      } catch (error) {
+        if (!isRepodexError(error) && !isErrnoException(error)) throw error;
+        // A damaged older manifest belongs to no reader worth keeping it for.
+      }
+    }
+    const stray = this.list().some((name) => ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) || TEMP_FILE.test(name));
+    if (stray) this.collectGarbage(keep);
   }
 
-  clean(): string[] {
+  async lock(options: { waitMs?: number } = {}): Promise<HeldLock> {
+    try {
+      mkdirSync(this.dataDir, { recursive: true });
+    } catch (error) {
+      throw new RepodexError('LOCK_DENIED', `cannot create ${this.dataDir}: ${errorMessage(error)}`);
+    }
+    return acquireLock(this.lockPath, options.waitMs ?? 0);
+  }
+
+  async syncRunning(): Promise<LockOwner | undefined> {
+    return lockHolder(this.lockPath);
+  }
+
+  async check(options: { deep?: boolean } = {}): Promise<IntegrityReport> {
+    const problems: string[] = [];
+    const checked: string[] = [];
+    const notes: string[] = [];
+    let file: MetaFile | undefined;
+    try {
+      file = this.readMetaFile();
+    } catch (error) {
+      if (!isRepodexError(error)) throw error;
+      return { problems: [error.message], checked: ['meta.json'], notes };
+    }
+    if (!file) return { problems: [], checked: [], notes };
+    checked.push('meta.json');
+    let manifest: Manifest;
+    try {
+      manifest = this.readManifest(file);
+      checked.push(file.manifest.name);
+    } catch (error) {
+      if (!isRepodexError(error) && !isErrnoException(error)) throw error;
+      return { problems: [isErrnoException(error, 'ENOENT') ? `${file.manifest.name} is missing` : errorMessage(error)], checked, notes };
+    }
+    const liveIds = new Set<number>();
+    manifest.segments.forEach((ref, s) => {
+      let segment: Segment;
+      try {
+        segment = Segment.open(this.path(ref.name), ref.name);
+      } catch (error) {
+        if (!isRepodexError(error) && !isErrnoException(error)) throw error;
+        problems.push(isErrnoException(error, 'ENOENT') ? `${ref.name} is missing` : errorMessage(error));
+        return;
+      }
+      checked.push(ref.name);
+      if (segment.bytes !== ref.bytes || segment.headerCrc !== ref.headerCrc) {
+        problems.push(`${ref.name} is not the segment the manifest names (size or header differs)`);
+        return;
+      }
+      if (!options.deep) {
+        const bad = segment.checkBytes();
+        if (bad) problems.push(bad);
+        return;
+      }
+      const found = segment.verify();
+      problems.push(...found);
+      if (found.length > 0) return;
+      const dead = new Set(manifest.dead[s] ?? []);
+      for (const local of dead) if (local >= segment.files.count) problems.push(`${file!.manifest.name}: a tombstone names file ${local} of ${ref.name}, which has ${segment.files.count}`);
+      const { chunkStart } = segment.files;
+      for (let f = 0; f < segment.files.count; f++) {
+        if (dead.has(f)) continue;
+        for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) {
+          const id = segment.chunks.ids[c]!;
+          if (liveIds.has(id)) problems.push(`chunk id ${id} is live twice (${ref.name})`);
+          liveIds.add(id);
+        }
+      }
+    });
+    if (options.deep && problems.length === 0) {
+      try {
+        await this.open();
+      } catch (error) {
+        if (!isRepodexError(error)) throw error;
+        problems.push(error.message);
+      }
+      const cache = verifyParseCache(this.path(CACHE_FILE));
+      problems.push(...cache.problems);
+      notes.push(...cache.notes);
+      checked.push(CACHE_FILE);
+    }
+    return { problems, checked, notes };
+  }
+
+  async parseCache(): Promise<ParseCache> {
+    mkdirSync(this.dataDir, { recursive: true });
+    this.cache ??= new FsParseCache(this.path(CACHE_FILE), this.dataDir);
+    return this.cache;
+  }
+
+  async clean(): Promise<string[]> {
     const removed: string[] = [];
-    for (const name of this.listDataDir()) {
-      if (GENERATION_DIR.test(name) || name === 'meta.json' || /^meta\.json\.tmp-\d+$/.test(name)) {
-        rmSync(join(this.paths.dataDir, name), { recursive: true, force: true });
+    for (const name of this.list()) {
+      if (GENERATION_FILE.test(name) || SEGMENT_FILE.test(name) || name === 'meta.json' || name === CACHE_FILE || TEMP_FILE.test(name) || isLockLeftover(name, this.lockPath)) {
+        rmSync(this.path(name), { force: true });
         removed.push(name);
       }
     }
+    this.segments.clear();
+    this.cache = undefined;
     return removed.sort();
   }
 
-  sizeOnDisk(meta: IndexMeta): number {
-    let total = 0;
-    for (const name of ARTIFACTS) total += statSync(this.artifactPath(meta, name), { throwIfNoEntry: false })?.size ?? 0;
-    return total + (statSync(this.paths.meta, { throwIfNoEntry: false })?.size ?? 0);
+  async sizeOnDisk(): Promise<number> {
+    let file: MetaFile | undefined;
+    try {
+      file = this.readMetaFile();
+    } catch (error) {
+      if (isRepodexError(error)) return 0;
+      throw error;
+    }
+    if (!file) return 0;
+    let total = statSync(this.metaPath, { throwIfNoEntry: false })?.size ?? 0;
+    total += statSync(this.path(file.manifest.name), { throwIfNoEntry: false })?.size ?? 0;
+    try {
+      for (const ref of this.readManifest(file).segments) total += statSync(this.path(ref.name), { throwIfNoEntry: false })?.size ?? 0;
+    } catch (error) {
+      if (!isRepodexError(error) && !isErrnoException(error)) throw error;
+    }
+    return total + (statSync(this.path(CACHE_FILE), { throwIfNoEntry: false })?.size ?? 0);
   }
+
+  /** The manifest of the current generation (for the writer). */
+  currentManifest(): { file: MetaFile; manifest: Manifest } | undefined {
+    const file = this.readMetaFile();
+    return file ? { file, manifest: this.readManifest(file) } : undefined;
+  }
+}
+
+/** A generation in the making: new files buffer in a segment builder until commit. */
+class FsGenerationWriter implements GenerationWriter {
+  private readonly builder = new SegmentBuilder();
+  private readonly removed = new Set<string>();
+  private tree: Tree = { dirs: [], controls: [] };
+  private gitDirty: readonly string[] | null = null;
+  private done = false;
+
+  constructor(
+    private readonly store: FsStore,
+    private readonly base: FsIndexView | undefined,
+  ) {}
+
+  remove(path: string): void {
+    this.removed.add(path);
+  }
+
+  add(file: NewFile): void {
+    if (this.base && this.base.findFile(file.record.path) >= 0) this.removed.add(file.record.path);
+    this.builder.addFile(file);
+  }
+
+  setTree(tree: Tree, gitDirty: readonly string[] | null): void {
+    this.tree = tree;
+    this.gitDirty = gitDirty;
+  }
+
+  async commit(draft: MetaDraft): Promise<CommitResult> {
+    if (this.done) throw new RepodexError('INTERNAL', 'generation already committed or aborted');
+    this.done = true;
+    const store = this.store;
+    const generation = store.nextGeneration();
+    const previous = store.currentManifest();
+    // The base segments with this generation's tombstones applied.
+    const base = (this.base?.segmentList() ?? []).map(({ ref, segment, dead: baseDead }) => {
+      const dead = new Set(baseDead);
+      const paths = segment.files.paths;
+      for (let f = 0; f < segment.files.count; f++) if (!dead.has(f) && this.removed.has(paths.get(f))) dead.add(f);
+      return { ref, segment, dead };
+    });
+    const counts = countsOf(base, this.builder.stats());
+    const deadDocs = base.reduce((sum, { segment, dead }) => sum + [...dead].reduce((n, f) => n + segment.files.chunkStart[f + 1]! - segment.files.chunkStart[f]!, 0), 0);
+    const allDocs = base.reduce((sum, { segment }) => sum + segment.chunks.count, 0) + this.builder.chunkCount;
+    const segmentCount = base.length + (this.builder.fileCount > 0 ? 1 : 0);
+    const merged = base.length > 0 && (segmentCount > MAX_SEGMENTS || deadDocs > MAX_DEAD_SHARE * allDocs);
+
+    const segments: SegmentRef[] = [];
+    const dead: number[][] = [];
+    const segmentName = `seg-${generation}.rpdx`;
+    if (merged) {
+      const written = store.writeArtifact(segmentName, (writer) => mergeSegments(base, this.builder).write(writer), 'segment-written');
+      segments.push({ name: segmentName, bytes: written.bytes, headerCrc: written.headerCrc });
+      dead.push([]);
+    } else {
+      for (const { ref, dead: deadHere } of base) {
+        segments.push(ref);
+        dead.push([...deadHere].sort((x, y) => x - y));
+      }
+      if (this.builder.fileCount > 0) {
+        const written = store.writeArtifact(segmentName, (writer) => this.builder.write(writer), 'segment-written');
+        segments.push({ name: segmentName, bytes: written.bytes, headerCrc: written.headerCrc });
+        dead.push([]);
+      }
+    }
+    crashPoint('segment-renamed');
+    const manifestName = `gen-${generation}.rpdx`;
+    const manifest: Manifest = { segments, dead, tree: this.tree, gitDirty: this.gitDirty };
+    const written = store.writeArtifact(
+      manifestName,
+      (writer) => {
+        for (const section of encodeManifest(manifest)) writer.add(section.tag, section.bytes);
+      },
+      'manifest-written',
+    );
+    const body: Omit<MetaFile, 'checksum'> = {
+      format_version: FORMAT_VERSION,
+      feature_version: FEATURE_VERSION,
+      tool_version: TOOL_VERSION,
+      generation,
+      manifest: { name: manifestName, bytes: written.bytes, header_crc: written.headerCrc },
+      config_hash: draft.config_hash,
+      project_type: draft.project_type,
+      chunker: draft.chunker,
+      counts: { ...counts.counts, segments: segments.length },
+      source_bytes: counts.sourceBytes,
+      git: draft.git,
+      synced_at: draft.synced_at,
+      duration_ms: draft.duration_ms,
+    };
+    store.writeMeta(body);
+    crashPoint('committed');
+    const keep = new Set<string>([manifestName, ...segments.map((ref) => ref.name)]);
+    if (previous) {
+      keep.add(previous.file.manifest.name);
+      for (const ref of previous.manifest.segments) keep.add(ref.name);
+    }
+    store.collectGarbage(keep);
+    return { meta: toIndexMeta({ ...body, checksum: 0 }), merged };
+  }
+
+  async abort(): Promise<void> {
+    this.done = true;
+  }
+}
+
+/** File and chunk counts of a generation: the base segments' live files and what this sync added. */
+function countsOf(
+  base: readonly { segment: Segment; dead: ReadonlySet<number> }[],
+  added: { files: number; indexed: number; chunks: number; sourceBytes: number },
+): { counts: Omit<IndexMeta['counts'], 'segments'>; sourceBytes: number } {
+  let files = added.files;
+  let indexed = added.indexed;
+  let chunks = added.chunks;
+  let sourceBytes = added.sourceBytes;
+  for (const { segment, dead } of base) {
+    const table = segment.files;
+    for (let f = 0; f < table.count; f++) {
+      if (dead.has(f)) continue;
+      files++;
+      if (table.state(f) === 'indexed') {
+        indexed++;
+        sourceBytes += table.sizes[f]!;
+        chunks += table.chunkStart[f + 1]! - table.chunkStart[f]!;
+      }
+    }
+  }
+  return { counts: { files, files_indexed: indexed, files_skipped: files - indexed, chunks }, sourceBytes };
 }

@@ -1,161 +1,366 @@
-import type { Artifact, StringTable } from '../../index/format.js';
-import { FileTable } from '../../index/files-codec.js';
-import { FALLBACK_CODES, SymbolTable } from '../../index/symbols-codec.js';
 import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
-import type { OutlineSymbol } from '../../lang/types.js';
-import type { IndexMeta } from '../../index/meta.js';
+import { RepodexError } from '../../core/errors.js';
+import type { Manifest, SegmentRef } from '../../index/manifest.js';
 import type { ChunkRecord, CorpusStats, FileRecord, PostingList } from '../../index/model.js';
-import { type Language, languageFromCode } from '../../scan/language.js';
-import type { IndexView } from '../backend.js';
+import type { Segment } from '../../index/segment.js';
+import type { OutlineSymbol } from '../../lang/types.js';
+import type { Language } from '../../scan/language.js';
+import type { Catalog, IndexMeta, IndexView } from '../backend.js';
 
-/** An index generation loaded from `.bin` files into memory (columns are zero-copy views). */
-export class FsIndexView implements IndexView {
+/** Per-doc columns and corpus numbers, built on first use (a catalog-only reader never pays for them). */
+interface DocColumns {
+  readonly docFile: Uint32Array;
+  readonly docTokens: Uint32Array;
+  readonly docOrder: Uint32Array;
+  readonly docLive: Uint8Array;
   readonly stats: CorpusStats;
-  readonly chunkFile: Uint32Array;
-  readonly chunkTokens: Uint32Array;
-  readonly fileCount: number;
-  private readonly files: FileTable;
-  private readonly chunkLines: Uint32Array;
-  private readonly chunkHashes: Uint8Array;
-  private readonly snippets: StringTable;
-  private readonly terms: StringTable;
-  private readonly df: Uint32Array;
-  private readonly postingOffsets: Uint32Array;
-  private readonly postingBytes: Uint8Array;
-  private outlineTable: SymbolTable | undefined;
-  private readonly symbolPaths: StringTable;
+}
+
+const DEAD = 0xffffffff;
+
+/**
+ * A generation of the embedded store: segments stacked in manifest order with their tombstones
+ * applied. Segment i's files take slots `fileBase[i] + local` and its chunks docs
+ * `docBase[i] + local`; a file is live unless a tombstone names it, and a path is live in at most
+ * one segment. Groups of sections load on first use.
+ */
+export class FsIndexView implements IndexView {
+  readonly fileSlots: number;
+  readonly docCount: number;
+  private readonly fileBase: number[] = [];
+  private readonly docBase: number[] = [];
+  private readonly fileDead: Uint8Array;
+  /** Live file slots in path order (the catalog). */
+  private readonly liveOrder: Uint32Array;
+  private columns: DocColumns | undefined;
+  private idIndex: Map<number, number> | undefined;
 
   constructor(
     readonly meta: IndexMeta,
-    files: Artifact,
-    chunks: Artifact,
-    terms: Artifact,
-    postings: Artifact,
-    private readonly loadSymbols: () => Artifact,
+    private readonly manifest: Manifest,
+    private readonly segments: readonly Segment[],
   ) {
-    this.symbolPaths = chunks.strings('SYMP');
-    this.files = new FileTable(files);
-    this.fileCount = this.files.count;
-    this.chunkFile = chunks.u32('FILE');
-    this.chunkLines = chunks.u32('LINE');
-    this.chunkTokens = chunks.u32('TLEN');
-    this.chunkHashes = chunks.bytes('HASH');
-    this.snippets = chunks.strings('SNIP');
-    this.terms = terms.strings('TERM');
-    this.df = terms.u32('DF  ');
-    this.postingOffsets = terms.u32('POFF');
-    this.postingBytes = postings.bytes('POST');
-    let totalTokens = 0;
-    for (let i = 0; i < this.chunkTokens.length; i++) totalTokens += this.chunkTokens[i]!;
-    const chunkCount = this.chunkFile.length;
-    this.stats = {
-      chunkCount,
-      fileCount: this.fileCount,
-      termCount: this.terms.count,
-      avgChunkTokens: chunkCount === 0 ? 0 : totalTokens / chunkCount,
+    let files = 0;
+    let docs = 0;
+    for (const segment of segments) {
+      this.fileBase.push(files);
+      this.docBase.push(docs);
+      files += segment.files.count;
+      docs += segment.files.chunkStart[segment.files.count]!;
+    }
+    this.fileSlots = files;
+    this.docCount = docs;
+    this.fileDead = new Uint8Array(files);
+    manifest.dead.forEach((list, s) => {
+      const count = segments[s]!.files.count;
+      for (const local of list) {
+        if (local >= count) throw new RepodexError('INDEX_CORRUPT', `a tombstone names file ${local} of ${segments[s]!.name}, which has ${count}`);
+        this.fileDead[this.fileBase[s]! + local] = 1;
+      }
+    });
+    this.liveOrder = this.mergeLiveFiles();
+  }
+
+  /** Merge the segments' path-sorted live files into one path order (a path may be live only once). */
+  private mergeLiveFiles(): Uint32Array {
+    const heads = this.segments.map(() => 0);
+    const out = new Uint32Array(this.fileSlots);
+    let count = 0;
+    const nextLive = (s: number): void => {
+      const segment = this.segments[s]!;
+      while (heads[s]! < segment.files.count && this.fileDead[this.fileBase[s]! + heads[s]!] === 1) heads[s]!++;
+    };
+    this.segments.forEach((_, s) => nextLive(s));
+    let previous: string | undefined;
+    for (;;) {
+      let best = -1;
+      let bestPath = '';
+      for (let s = 0; s < this.segments.length; s++) {
+        const segment = this.segments[s]!;
+        if (heads[s]! >= segment.files.count) continue;
+        const path = segment.files.paths.get(heads[s]!);
+        if (best < 0 || path < bestPath) {
+          best = s;
+          bestPath = path;
+        }
+      }
+      if (best < 0) break;
+      if (previous === bestPath) throw new RepodexError('INDEX_CORRUPT', `${bestPath} is live in two segments`);
+      previous = bestPath;
+      out[count++] = this.fileBase[best]! + heads[best]!;
+      heads[best]!++;
+      nextLive(best);
+    }
+    return out.subarray(0, count);
+  }
+
+  /** The segments of this generation in manifest order, with the manifest entry and tombstones of each. */
+  segmentList(): { ref: SegmentRef; segment: Segment; dead: readonly number[] }[] {
+    return this.segments.map((segment, s) => ({ ref: this.manifest.segments[s]!, segment, dead: this.manifest.dead[s] ?? [] }));
+  }
+
+  /** Segment number of a file slot. */
+  private segmentOfSlot(slot: number): number {
+    return upperBound(this.fileBase, slot) - 1;
+  }
+
+  /** Segment number of a doc. */
+  private segmentOfDoc(doc: number): number {
+    return upperBound(this.docBase, doc) - 1;
+  }
+
+  private get cols(): DocColumns {
+    this.columns ??= this.buildColumns();
+    return this.columns;
+  }
+
+  private buildColumns(): DocColumns {
+    const docFile = new Uint32Array(this.docCount);
+    const docTokens = new Uint32Array(this.docCount);
+    const docLive = new Uint8Array(this.docCount);
+    const docOrder = new Uint32Array(this.docCount).fill(DEAD);
+    this.segments.forEach((segment, s) => {
+      const files = segment.files;
+      const fileBase = this.fileBase[s]!;
+      const docBase = this.docBase[s]!;
+      docTokens.set(segment.chunks.tokens, docBase);
+      for (let f = 0; f < files.count; f++) {
+        const slot = fileBase + f;
+        const live = this.fileDead[slot] === 1 ? 0 : 1;
+        for (let c = files.chunkStart[f]!; c < files.chunkStart[f + 1]!; c++) {
+          docFile[docBase + c] = slot;
+          docLive[docBase + c] = live;
+        }
+      }
+    });
+    let rank = 0;
+    let liveTokens = 0;
+    for (const slot of this.liveOrder) {
+      const { from, to } = this.fileDocs(slot);
+      for (let doc = from; doc < to; doc++) {
+        docOrder[doc] = rank++;
+        liveTokens += docTokens[doc]!;
+      }
+    }
+    return {
+      docFile,
+      docTokens,
+      docOrder,
+      docLive,
+      stats: { chunkCount: rank, fileCount: this.liveOrder.length, avgChunkTokens: rank === 0 ? 0 : liveTokens / rank },
     };
   }
 
-  filePath(fileId: number): string {
-    return this.files.paths.get(fileId);
+  get stats(): CorpusStats {
+    return this.cols.stats;
   }
 
-  fileLanguage(fileId: number): Language {
-    return languageFromCode(this.files.languages[fileId]!);
+  get docFile(): Uint32Array {
+    return this.cols.docFile;
   }
 
-  fileRecord(fileId: number): FileRecord {
-    return this.files.record(fileId);
+  get docTokens(): Uint32Array {
+    return this.cols.docTokens;
+  }
+
+  get docOrder(): Uint32Array {
+    return this.cols.docOrder;
+  }
+
+  filePath(slot: number): string {
+    const s = this.segmentOfSlot(slot);
+    return this.segments[s]!.files.paths.get(slot - this.fileBase[s]!);
+  }
+
+  fileLanguage(slot: number): Language {
+    const s = this.segmentOfSlot(slot);
+    return this.segments[s]!.files.language(slot - this.fileBase[s]!);
+  }
+
+  fileRecord(slot: number): FileRecord {
+    const s = this.segmentOfSlot(slot);
+    return this.segments[s]!.files.record(slot - this.fileBase[s]!);
+  }
+
+  /** Position of a live path in path order, or -1. */
+  private findPosition(path: string): number {
+    let lo = 0;
+    let hi = this.liveOrder.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const probe = this.filePath(this.liveOrder[mid]!);
+      if (probe === path) return mid;
+      if (probe < path) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 
   findFile(path: string): number {
-    // Files are sorted by path, so binary search the string table.
-    return this.files.paths.find(path);
+    const position = this.findPosition(path);
+    return position < 0 ? -1 : this.liveOrder[position]!;
   }
 
-  async catalog(): Promise<FileTable> {
-    return this.files;
+  fileDocs(slot: number): { from: number; to: number } {
+    const s = this.segmentOfSlot(slot);
+    const files = this.segments[s]!.files;
+    const local = slot - this.fileBase[s]!;
+    const base = this.docBase[s]!;
+    return { from: base + files.chunkStart[local]!, to: base + files.chunkStart[local + 1]! };
+  }
+
+  /** The file columns of a slot's segment and the slot's row in them. */
+  private columnsOf(slot: number): { files: Segment['files']; row: number } {
+    const s = this.segmentOfSlot(slot);
+    return { files: this.segments[s]!.files, row: slot - this.fileBase[s]! };
+  }
+
+  catalog(): Catalog {
+    const order = this.liveOrder;
+    return {
+      count: order.length,
+      tree: this.manifest.tree,
+      gitDirty: this.manifest.gitDirty,
+      path: (i) => this.filePath(order[i]!),
+      size: (i) => {
+        const { files, row } = this.columnsOf(order[i]!);
+        return files.sizes[row]!;
+      },
+      mtimeMs: (i) => {
+        const { files, row } = this.columnsOf(order[i]!);
+        return files.mtimes[row]!;
+      },
+      record: (i) => this.fileRecord(order[i]!),
+      find: (path) => this.findPosition(path),
+    };
   }
 
   async postings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
     return terms.map((term) => this.postingsOf(term));
   }
 
-  /** Synchronous postings lookup for the embedded hot path. */
-  postingsOf(term: string): PostingList | undefined {
-    const rank = this.terms.find(term);
-    if (rank < 0) return undefined;
-    const df = this.df[rank]!;
-    const chunkIds = new Uint32Array(df);
-    const tfs = new Uint32Array(df);
-    const bytes = this.postingBytes;
-    let at = this.postingOffsets[rank]!;
-    let previous = 0;
-    for (let i = 0; i < df; i++) {
-      let value = 0;
-      let shift = 0;
-      let byte: number;
-      do {
-        byte = bytes[at++]!;
-        value |= (byte & 0x7f) << shift;
-        shift += 7;
-      } while (byte & 0x80);
-      previous += value >>> 0;
-      chunkIds[i] = previous;
-      let tf = 0;
-      shift = 0;
-      do {
-        byte = bytes[at++]!;
-        tf |= (byte & 0x7f) << shift;
-        shift += 7;
-      } while (byte & 0x80);
-      tfs[i] = tf >>> 0;
+  /** Postings of one term across segments, dead docs dropped; docs ascend because segments' bases do. */
+  private postingsOf(term: string): PostingList | undefined {
+    const docLive = this.cols.docLive;
+    let docs: Uint32Array | undefined;
+    let tfs: Uint32Array | undefined;
+    let count = 0;
+    for (let s = 0; s < this.segments.length; s++) {
+      const terms = this.segments[s]!.terms;
+      const rank = terms.terms.find(term);
+      if (rank < 0) continue;
+      const df = terms.df[rank]!;
+      if (!docs || !tfs || count + df > docs.length) {
+        const grownDocs = new Uint32Array(Math.max(count + df, docs ? docs.length * 2 : df));
+        const grownTfs = new Uint32Array(grownDocs.length);
+        if (docs && tfs) {
+          grownDocs.set(docs.subarray(0, count));
+          grownTfs.set(tfs.subarray(0, count));
+        }
+        docs = grownDocs;
+        tfs = grownTfs;
+      }
+      const bytes = terms.postings;
+      const base = this.docBase[s]!;
+      let at = terms.offsets[rank]!;
+      let previous = 0;
+      for (let i = 0; i < df; i++) {
+        let value = 0;
+        let shift = 0;
+        let byte: number;
+        do {
+          byte = bytes[at++]!;
+          value |= (byte & 0x7f) << shift;
+          shift += 7;
+        } while (byte & 0x80);
+        previous += value >>> 0;
+        let tf = 0;
+        shift = 0;
+        do {
+          byte = bytes[at++]!;
+          tf |= (byte & 0x7f) << shift;
+          shift += 7;
+        } while (byte & 0x80);
+        const doc = base + previous;
+        if (docLive[doc] !== 1) continue;
+        docs[count] = doc;
+        tfs[count] = tf >>> 0;
+        count++;
+      }
     }
-    return { term, df, chunkIds, tfs };
+    if (!docs || !tfs || count === 0) return undefined;
+    return { term, df: count, docs: docs.subarray(0, count), tfs: tfs.subarray(0, count) };
   }
 
-  /** symbols.bin is read on first use: searches never need it. */
-  private get outlines(): SymbolTable {
-    this.outlineTable ??= new SymbolTable(this.loadSymbols());
-    return this.outlineTable;
+  async chunks(docs: readonly number[]): Promise<ChunkRecord[]> {
+    return docs.map((doc) => this.chunkRecord(doc));
   }
 
-  async outline(fileId: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
-    const code = this.outlines.fallbackCodes[fileId] ?? 1;
-    // `null` (parsed) is a real value here: an unknown code from a newer writer reads as no-adapter.
-    const fallback = code < FALLBACK_CODES.length ? FALLBACK_CODES[code]! : 'no-adapter';
-    return { symbols: this.outlines.forFile(fileId), fallback };
-  }
-
-  async chunks(ids: readonly number[]): Promise<(ChunkRecord | undefined)[]> {
-    return ids.map((id) => this.chunkRecord(id));
-  }
-
-  /** Synchronous chunk lookup for the embedded hot path. */
-  chunkRecord(id: number): ChunkRecord | undefined {
-    if (!Number.isInteger(id) || id < 0 || id >= this.chunkFile.length) return undefined;
-    const fileId = this.chunkFile[id]!;
+  private chunkRecord(doc: number): ChunkRecord {
+    if (!Number.isInteger(doc) || doc < 0 || doc >= this.docCount) throw new RepodexError('INTERNAL', `no doc ${doc} in this index`);
+    const s = this.segmentOfDoc(doc);
+    const segment = this.segments[s]!;
+    const local = doc - this.docBase[s]!;
+    const file = upperBound(segment.files.chunkStart, local) - 1;
+    const chunks = segment.chunks;
     return {
-      id,
-      fileId,
-      path: this.files.paths.get(fileId),
-      chunkIndex: id - this.files.chunkStart[fileId]!,
-      startLine: this.chunkLines[id * 2]!,
-      endLine: this.chunkLines[id * 2 + 1]!,
-      hash: Buffer.from(this.chunkHashes.buffer, this.chunkHashes.byteOffset + id * 32, 32).toString('hex'),
-      snippet: this.snippets.get(id),
-      symbol: this.symbolPaths.get(id) || null,
-      language: languageFromCode(this.files.languages[fileId]!),
+      id: chunks.ids[local]!,
+      doc,
+      path: segment.files.paths.get(file),
+      chunkIndex: local - segment.files.chunkStart[file]!,
+      startLine: chunks.lines[local * 2]!,
+      endLine: chunks.lines[local * 2 + 1]!,
+      hash: chunks.hash(local),
+      snippet: chunks.snippets.get(local),
+      symbol: chunks.symbolPaths.get(local) || null,
+      language: segment.files.language(file),
     };
   }
 
+  docOf(chunkId: number): number {
+    if (!this.idIndex) {
+      const index = new Map<number, number>();
+      const docLive = this.cols.docLive;
+      this.segments.forEach((segment, s) => {
+        const ids = segment.chunks.ids;
+        const base = this.docBase[s]!;
+        for (let local = 0; local < ids.length; local++) if (docLive[base + local] === 1) index.set(ids[local]!, base + local);
+      });
+      this.idIndex = index;
+    }
+    return this.idIndex.get(chunkId) ?? -1;
+  }
+
+  async outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    const s = this.segmentOfSlot(slot);
+    const segment = this.segments[s]!;
+    const local = slot - this.fileBase[s]!;
+    return { symbols: segment.symbols.forFile(local), fallback: segment.fallback(local) };
+  }
+
   sampleTerms(count: number): string[] {
+    let largest: Segment | undefined;
+    for (const segment of this.segments) if (!largest || segment.files.count > largest.files.count) largest = segment;
+    if (!largest) return [];
+    const table = largest.terms.terms;
     const out: string[] = [];
-    const step = Math.max(1, Math.floor(this.terms.count / Math.max(1, count)));
-    for (let rank = 0; rank < this.terms.count && out.length < count; rank += step) {
-      const term = this.terms.get(rank);
+    const step = Math.max(1, Math.floor(table.count / Math.max(1, count)));
+    for (let rank = 0; rank < table.count && out.length < count; rank += step) {
+      const term = table.get(rank);
       if (term.charCodeAt(0) >= 32) out.push(term); // field terms sort first, behind control characters
     }
     return out;
   }
+}
+
+/** Index of the first element greater than `value` in an ascending array. */
+function upperBound(sorted: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

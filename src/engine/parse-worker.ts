@@ -1,0 +1,28 @@
+import { parentPort } from 'node:worker_threads';
+import type { ChunkParams } from '../chunk/chunker.js';
+import type { Language } from '../scan/language.js';
+import { type ParseOutcome, parseText } from './prepare-file.js';
+
+/** A batch of texts for one worker to chunk, and its answer. */
+export interface ParseRequest {
+  readonly params: ChunkParams;
+  readonly batch: readonly { readonly index: number; readonly text: string; readonly language: Language }[];
+}
+
+/** Parse outcomes by task index. */
+export interface ParseResponse {
+  readonly results: readonly { readonly index: number; readonly outcome: ParseOutcome }[];
+}
+
+// Runs in a worker thread: parses and chunks batches of texts for a sync. Each worker loads its
+// own grammars: tree-sitter state lives per thread.
+const port = parentPort;
+if (port) {
+  port.on('message', (request: ParseRequest) => {
+    void (async () => {
+      const results: { index: number; outcome: ParseOutcome }[] = [];
+      for (const task of request.batch) results.push({ index: task.index, outcome: await parseText(task.text, task.language, request.params) });
+      port.postMessage({ results } satisfies ParseResponse);
+    })();
+  });
+}

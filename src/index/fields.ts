@@ -1,0 +1,8 @@
+/**
+ * Field terms live in the same dictionary as content terms, behind a prefix no content term can
+ * start with (the tokenizer never emits control characters): one index, one lookup path. Written
+ * by the segment builder, looked up by search.
+ */
+export const PATH_FIELD = '\u0001';
+/** Prefix of a term from a name the chunk declares or sits inside. */
+export const NAME_FIELD = '\u0002';

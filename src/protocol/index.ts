@@ -1,0 +1,9 @@
+/**
+ * What front ends import: the request schemas, the response schemas and types, the typed
+ * dispatch, and the few engine types a front end handles (never engine internals).
+ */
+export type { Engine } from '../engine/engine.js';
+export type { SyncEvent } from '../engine/sync.js';
+export { type HandleOptions, handle, isRefusal } from './dispatch.js';
+export { RESPONSES, type ResponseOf } from './responses.js';
+export { DEFAULTS, OPS, type Op, Request, type RequestOf, describeIssues } from './schemas.js';

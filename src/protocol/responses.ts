@@ -1,0 +1,207 @@
+import * as z from 'zod/mini';
+import { LANGUAGES } from '../scan/language.js';
+
+/**
+ * The response half of the one contract: the `data` of every op, as a zod schema. The CLI's
+ * `--json`, a JSONL `data`, an MCP `result` and an HTTP body are these objects. The engine's
+ * report types are checked against them at compile time (protocol/dispatch.ts) and every op's
+ * real output is parsed against them in the contract tests; the schemas also give MCP its
+ * `outputSchema`. They are not applied at run time on the hot path.
+ */
+
+const nullableString = z.nullable(z.string());
+
+const SoftError = z.object({ path: z.string(), reason: z.string() });
+
+/** Which generation an answer came from and whether the tree still matches it. */
+export const FreshnessSchema = z.object({
+  generation: z.nullable(z.int()),
+  indexed_commit: nullableString,
+  dirty: z.boolean(),
+});
+
+export const InitResponse = z.object({ root: z.string(), created: z.array(z.string()), existing: z.array(z.string()) });
+
+export const SyncResponse = z.object({
+  files_scanned: z.int(),
+  chunks_created: z.int(),
+  chunks_unchanged: z.int(),
+  chunks_deleted: z.int(),
+  duration_ms: z.number(),
+  mode: z.enum(['none', 'incremental', 'full']),
+  full_reason: nullableString,
+  files_unchanged: z.int(),
+  files_removed: z.int(),
+  files_cached: z.int(),
+  skipped_by_reason: z.record(z.string(), z.int()),
+  text_fallbacks: z.record(z.string(), z.int()),
+  files_indexed: z.int(),
+  files_skipped: z.int(),
+  chunks_total: z.int(),
+  generation: z.int(),
+  merged: z.boolean(),
+  errors: z.array(SoftError),
+});
+
+const LockOwnerSchema = z.object({ pid: z.int(), host: z.string(), started: z.string() });
+
+export const StatusResponse = z.object({
+  root: z.string(),
+  indexed: z.boolean(),
+  dirty: z.boolean(),
+  state: z.enum(['pending', 'indexing', 'ready', 'stale']),
+  reasons: z.array(z.string()),
+  damage: z.array(z.string()),
+  changes: z.nullable(
+    z.object({
+      added: z.int(),
+      modified: z.int(),
+      removed: z.int(),
+      examples: z.array(z.object({ path: z.string(), change: z.enum(['added', 'modified', 'removed']) })),
+    }),
+  ),
+  generation: z.nullable(z.int()),
+  last_sync: nullableString,
+  files: z.int(),
+  files_indexed: z.int(),
+  chunks: z.int(),
+  segments: z.int(),
+  source_bytes: z.number(),
+  size_on_disk: z.number(),
+  git: z.nullable(z.object({ indexed_commit: nullableString, head: nullableString, branch: nullableString })),
+  sync_running: z.boolean(),
+  sync_owner: z.nullable(LockOwnerSchema),
+  tool_version: nullableString,
+  auto_index: z.boolean(),
+  freshness: FreshnessSchema,
+});
+
+const SearchHitSchema = z.object({
+  chunk_id: z.int(),
+  path: z.string(),
+  start_line: z.int(),
+  end_line: z.int(),
+  score: z.number(),
+  snippet: z.string(),
+  symbol: nullableString,
+  why: z.array(z.string()),
+  stale: z.optional(z.literal(true)),
+});
+
+export const SearchResponse = z.object({
+  query: z.string(),
+  mode: z.enum(['bm25', 'idf']),
+  terms: z.array(z.string()),
+  top_k: z.int(),
+  results: z.array(SearchHitSchema),
+  matched: z.int(),
+  generation: z.int(),
+  freshness: FreshnessSchema,
+  synced: z.optional(SyncResponse),
+  warnings: z.array(z.string()),
+});
+
+const Refusal = { blocked: z.boolean(), error: z.string(), hint: z.string() };
+
+export const FetchResponse = z.object({
+  chunks: z.array(
+    z.union([
+      z.object({
+        chunk_id: z.int(),
+        path: z.string(),
+        start_line: z.int(),
+        end_line: z.int(),
+        lines: z.array(z.string()),
+        truncated: z.boolean(),
+        long_lines_cut: z.boolean(),
+        stale: z.boolean(),
+      }),
+      z.object({ chunk_id: z.int(), path: z.optional(z.string()), ...Refusal }),
+    ]),
+  ),
+  ignored_ids: z.array(z.int()),
+  max_lines: z.int(),
+  generation: z.int(),
+  freshness: FreshnessSchema,
+  synced: z.optional(SyncResponse),
+  warnings: z.array(z.string()),
+});
+
+export const OpenResponse = z.union([
+  z.object({
+    path: z.string(),
+    start_line: z.int(),
+    end_line: z.int(),
+    total_lines: z.int(),
+    lines: z.array(z.string()),
+    truncated: z.boolean(),
+    next_start: z.nullable(z.int()),
+    long_lines_cut: z.boolean(),
+    blocked: z.literal(false),
+  }),
+  z.object({ path: z.string(), ...Refusal }),
+]);
+
+const OutlineSymbolSchema = z.object({
+  kind: z.string(),
+  name: z.string(),
+  signature: z.string(),
+  start_line: z.int(),
+  end_line: z.int(),
+  doc: nullableString,
+  parent_symbol: nullableString,
+  scope_kind: z.enum(['module', 'class', 'function']),
+  is_conditional: z.boolean(),
+  decl_context: nullableString,
+});
+
+export const OutlineResponse = z.union([
+  z.object({
+    path: z.string(),
+    language: z.enum(LANGUAGES),
+    parsed: z.boolean(),
+    source: z.enum(['index', 'parse']),
+    symbols: z.array(OutlineSymbolSchema),
+    blocked: z.literal(false),
+  }),
+  z.object({ path: z.string(), ...Refusal }),
+]);
+
+export const FilesResponse = z.object({
+  files: z.array(z.object({ path: z.string(), size: z.number(), mtime: z.string(), language: z.string(), state: z.string(), chunks: z.int() })),
+  total: z.int(),
+  truncated: z.boolean(),
+  generation: z.int(),
+  freshness: FreshnessSchema,
+  synced: z.optional(SyncResponse),
+  warnings: z.array(z.string()),
+});
+
+export const VerifyResponse = z.object({
+  root: z.string(),
+  ok: z.boolean(),
+  indexed: z.boolean(),
+  generation: z.nullable(z.int()),
+  problems: z.array(z.string()),
+  checked: z.array(z.string()),
+  warnings: z.array(z.string()),
+});
+
+export const CleanResponse = z.object({ root: z.string(), removed: z.array(z.string()) });
+
+/** The response schema of every op, keyed by op. */
+export const RESPONSES = {
+  init: InitResponse,
+  status: StatusResponse,
+  sync: SyncResponse,
+  search: SearchResponse,
+  fetch: FetchResponse,
+  open: OpenResponse,
+  outline: OutlineResponse,
+  files: FilesResponse,
+  verify: VerifyResponse,
+  clean: CleanResponse,
+} as const;
+
+/** The `data` of an op. */
+export type ResponseOf<O extends keyof typeof RESPONSES> = z.infer<(typeof RESPONSES)[O]>;

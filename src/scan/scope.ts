@@ -1,0 +1,119 @@
+import { join } from 'node:path';
+import type { Config } from '../core/config.js';
+import { includedExtensions } from '../core/config.js';
+import { DATA_DIR_NAME } from '../core/paths.js';
+import type { Denylist } from '../safety/denylist.js';
+import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, type RuleLayer, isIgnored, layerFromPatterns, readIgnoreFile } from './ignore-rules.js';
+import { extensionOf } from './language.js';
+
+/** Ignore files outside the walked tree that are always consulted (recorded even when absent). */
+export const ROOT_CONTROL_FILES = ['.git/info/exclude', `${DATA_DIR_NAME}/ignore`] as const;
+
+const DECLARATION_FILE = /\.d\.[mc]?ts$/i;
+
+/** The parent folder of a relative path (`''` for the root's children). */
+export function parentOf(rel: string): string {
+  const slash = rel.lastIndexOf('/');
+  return slash < 0 ? '' : rel.slice(0, slash);
+}
+
+function nameOf(rel: string): string {
+  return rel.slice(rel.lastIndexOf('/') + 1);
+}
+
+/**
+ * Which paths under a root the index covers, decidable for any single path: built-in skip
+ * folders and files, nested `.gitignore`/`.ignore` (evaluated as git does: deeper and later rules
+ * win, `!` re-includes), `.git/info/exclude`, `.repodex/ignore`, config `exclude`, the denylist,
+ * the extension filter and `.d.ts`. The walk, incremental change detection and the watcher all
+ * ask this one object, so they can never disagree. Ignore files are read once per folder.
+ */
+export class RepoScope {
+  private readonly extensions: ReadonlySet<string>;
+  /** Git-style layers (info/exclude, then nested ignore files) in force inside each folder. */
+  private readonly gitLayers = new Map<string, readonly RuleLayer[]>();
+  /** The user's repodex rules, evaluated after every git layer. */
+  private readonly repodexLayers: readonly RuleLayer[];
+  private readonly deciding = new Map<string, readonly RuleLayer[]>();
+  private readonly included = new Map<string, boolean>();
+
+  constructor(
+    readonly root: string,
+    readonly config: Config,
+    readonly denylist: Denylist,
+  ) {
+    this.extensions = includedExtensions(config);
+    const infoExclude = readIgnoreFile(join(root, '.git', 'info', 'exclude'), '', '.git/info/exclude');
+    this.gitLayers.set('\0root', infoExclude ? [infoExclude] : []);
+    const repodex: RuleLayer[] = [];
+    const repodexIgnore = readIgnoreFile(join(root, DATA_DIR_NAME, 'ignore'), '', `${DATA_DIR_NAME}/ignore`);
+    if (repodexIgnore) repodex.push(repodexIgnore);
+    if (config.exclude.length > 0) repodex.push(layerFromPatterns(config.exclude, '', 'config.json "exclude"'));
+    this.repodexLayers = repodex;
+  }
+
+  /**
+   * The git-style layers in force for entries of folder `dir`: its parent's, plus its own ignore
+   * files. `names`, when the caller has listed the folder, says which ignore files exist (no
+   * failed reads); otherwise each is tried.
+   */
+  private layersIn(dir: string, names?: ReadonlySet<string>): readonly RuleLayer[] {
+    const cached = this.gitLayers.get(dir);
+    if (cached) return cached;
+    const inherited = dir === '' ? this.gitLayers.get('\0root')! : this.layersIn(parentOf(dir));
+    const own: RuleLayer[] = [];
+    for (const name of NESTED_IGNORE_FILES) {
+      if (names && !names.has(name)) continue;
+      const rel = dir === '' ? name : `${dir}/${name}`;
+      const layer = readIgnoreFile(join(this.root, rel), dir, rel);
+      if (layer) own.push(layer);
+    }
+    const layers = own.length === 0 ? inherited : [...inherited, ...own];
+    this.gitLayers.set(dir, layers);
+    return layers;
+  }
+
+  /** Prepare folder `dir` for deciding its entries, given the names it holds (the walk lists it anyway). */
+  enter(dir: string, names: ReadonlySet<string>): void {
+    this.layersIn(dir, names);
+  }
+
+  /** Every layer deciding entries of `dir`: git-style ones, then the user's repodex rules (evaluated in one pass, so a later `!` re-includes). */
+  private decidingLayers(dir: string): readonly RuleLayer[] {
+    let layers = this.deciding.get(dir);
+    if (!layers) {
+      const git = this.layersIn(dir);
+      layers = this.repodexLayers.length === 0 ? git : [...git, ...this.repodexLayers];
+      this.deciding.set(dir, layers);
+    }
+    return layers;
+  }
+
+  private ignored(rel: string, isDir: boolean): boolean {
+    return isIgnored(this.decidingLayers(parentOf(rel)), rel, isDir);
+  }
+
+  /** True when the walk descends into folder `rel` (and into every folder above it). */
+  includesDir(rel: string): boolean {
+    if (rel === '') return true;
+    const known = this.included.get(rel);
+    if (known !== undefined) return known;
+    const parent = parentOf(rel);
+    const result = this.includesDir(parent) && !SKIP_DIRS.has(nameOf(rel)) && !this.denylist.matches(rel) && !this.ignored(rel, true);
+    this.included.set(rel, result);
+    return result;
+  }
+
+  /** True when file `rel` is a candidate for the index (it may still be skipped for its content). */
+  includesFile(rel: string): boolean {
+    const name = nameOf(rel);
+    if (SKIP_FILES.has(name) || !this.extensions.has(extensionOf(name))) return false;
+    if (!this.config.include_declaration_files && DECLARATION_FILE.test(name)) return false;
+    return this.includesDir(parentOf(rel)) && !this.denylist.matches(rel) && !this.ignored(rel, false);
+  }
+
+  /** True when a change to `rel` changes what the scope includes (an ignore file or the config). */
+  isControl(rel: string): boolean {
+    return NESTED_IGNORE_FILES.includes(nameOf(rel) as (typeof NESTED_IGNORE_FILES)[number]) || (ROOT_CONTROL_FILES as readonly string[]).includes(rel) || rel === `${DATA_DIR_NAME}/config.json`;
+  }
+}

@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT, tempDir } from '../../../test/helpers.js';
+import { isRepodexError } from '../../core/errors.js';
+import { acquireLock, lockHolder, processStartTime } from './lock.js';
+
+async function lockedCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'acquired';
+  } catch (error) {
+    return isRepodexError(error) ? `${error.code}: ${error.message}` : String(error);
+  }
+}
+
+const bootId = (): string | null => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return null; // not Linux: the lock works without it
+  }
+};
+
+function writeLock(path: string, fields: Record<string, unknown>): void {
+  writeFileSync(path, JSON.stringify({ host: hostname(), started: '2026-01-01T00:00:00.000Z', token: 'old-holder', boot: bootId(), ...fields }));
+}
+
+describe('the writer lock', () => {
+  it('is exclusive while held and free after release', async () => {
+    const path = join(tempDir(), 'lock');
+    const held = await acquireLock(path);
+    expect(lockHolder(path)).toMatchObject({ pid: process.pid, host: hostname() });
+    expect(await lockedCode(acquireLock(path))).toMatch(/^LOCKED: sync already running \(pid \d+/);
+    await held.release();
+    expect(existsSync(path)).toBe(false);
+    expect(lockHolder(path)).toBeUndefined();
+    await (await acquireLock(path)).release();
+  });
+
+  it('waits for a holder that releases within the wait', async () => {
+    const path = join(tempDir(), 'lock');
+    const held = await acquireLock(path);
+    setTimeout(() => void held.release(), 120);
+    const started = Date.now();
+    const second = await acquireLock(path, 2000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    await second.release();
+  });
+
+  it('takes over a lock whose process is gone', async () => {
+    const path = join(tempDir(), 'lock');
+    const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await new Promise((resolve) => gone.once('exit', resolve));
+    writeLock(path, { pid: gone.pid, start: null });
+    await (await acquireLock(path)).release();
+  });
+
+  it('regression: takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
+    if (processStartTime(process.pid) === undefined) return; // needs /proc: elsewhere only the pid is checked
+    const path = join(tempDir(), 'lock');
+    // Our own pid is alive, but it did not start when this lock says its holder did.
+    writeLock(path, { pid: process.pid, start: processStartTime(process.pid)! - 1 });
+    expect(lockHolder(path)).toBeUndefined();
+    const held = await acquireLock(path);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid, start: processStartTime(process.pid) });
+    await held.release();
+  });
+
+  it('takes over a lock from before a reboot, an unreadable lock and one with no real pid', async () => {
+    const path = join(tempDir(), 'lock');
+    writeLock(path, { pid: process.pid, start: processStartTime(process.pid) ?? null, boot: 'another-boot' });
+    if (bootId()) await (await acquireLock(path)).release();
+    writeFileSync(path, 'not json at all');
+    await (await acquireLock(path)).release();
+    writeLock(path, { pid: 0, start: null });
+    await (await acquireLock(path)).release();
+  });
+
+  it('a lock held on another host is not taken over, and the error says how to clear it', async () => {
+    const path = join(tempDir(), 'lock');
+    writeLock(path, { pid: 4242, host: 'build-container-7', start: 1 });
+    const outcome = await lockedCode(acquireLock(path));
+    expect(outcome).toMatch(/^LOCKED: the lock is held by pid 4242 on another host \(build-container-7/);
+    expect(outcome).toContain(`delete ${path}`);
+    expect(lockHolder(path)).toMatchObject({ pid: 4242, host: 'build-container-7' });
+  });
+
+  it('a permission problem is LOCK_DENIED, naming the fix', async () => {
+    if (process.getuid?.() === 0) return; // root may write anywhere: nothing to deny
+    const outcome = await lockedCode(acquireLock('/proc/repodex-cannot-write-here/lock'));
+    expect(outcome).toMatch(/^LOCK_DENIED|^INTERNAL/);
+  });
+
+  it('property: racing processes taking over one stale lock never hold it at the same time', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'lock');
+    const log = join(dir, 'holds.log');
+    const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await new Promise((resolve) => gone.once('exit', resolve));
+    writeLock(path, { pid: gone.pid, start: null });
+    // Each contender takes the lock (waiting for the others), records when it held it, and releases.
+    const script = `
+      const { acquireLock } = await import(${JSON.stringify(pathToFileURL(join(PROJECT_ROOT, 'src/store/fs/lock.ts')).href)});
+      const { appendFileSync } = await import('node:fs');
+      const held = await acquireLock(${JSON.stringify(path)}, 20000);
+      const start = performance.timeOrigin + performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const end = performance.timeOrigin + performance.now();
+      await held.release();
+      appendFileSync(${JSON.stringify(log)}, JSON.stringify([start, end]) + '\\n');
+    `;
+    const runs = Array.from({ length: 8 }, () =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+        child.once('exit', resolve);
+      }),
+    );
+    expect(await Promise.all(runs)).toEqual(Array(8).fill(0));
+    const holds = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as [number, number]).sort((a, b) => a[0] - b[0]);
+    expect(holds).toHaveLength(8);
+    for (let i = 1; i < holds.length; i++) expect(holds[i]![0], `hold ${i} began before hold ${i - 1} ended`).toBeGreaterThanOrEqual(holds[i - 1]![1]);
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.startsWith('lock'))).toEqual([]);
+  });
+});

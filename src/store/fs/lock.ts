@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, unlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename } from 'node:path';
+import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
+import { writeFileDurable } from '../../core/fs-atomic.js';
+import type { HeldLock, LockOwner } from '../backend.js';
+
+/** What a lock file records about its holder. */
+interface LockRecord extends LockOwner {
+  /** Unique per acquisition: what a takeover checks the lock still holds before removing it. */
+  readonly token: string;
+  /** Process start time in clock ticks since boot (Linux), so a reused pid is not mistaken for the holder. */
+  readonly start: number | null;
+  /** The kernel's boot id (Linux): a lock from before a reboot is stale whatever its pid. */
+  readonly boot: string | null;
+}
+
+const POLL_MS = 50;
+
+function readProcText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined; // no /proc (not Linux) or the process is gone: the caller falls back
+  }
+}
+
+/** Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), undefined off Linux or when gone. */
+export function processStartTime(pid: number): number | undefined {
+  const stat = readProcText(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const value = Number(fields[19]);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+const BOOT_ID = readProcText('/proc/sys/kernel/random/boot_id')?.trim() ?? null;
+
+function myRecord(): LockRecord {
+  return {
+    pid: process.pid,
+    host: hostname(),
+    started: new Date().toISOString(),
+    token: randomBytes(8).toString('hex'),
+    start: processStartTime(process.pid) ?? null,
+    boot: BOOT_ID,
+  };
+}
+
+type Liveness = 'alive' | 'dead' | 'foreign';
+
+/** Whether the holder recorded in a lock is still running: same host, same boot, pid present and started when it said. */
+export function liveness(owner: LockRecord): Liveness {
+  if (owner.host !== hostname()) return 'foreign';
+  if (owner.boot && BOOT_ID && owner.boot !== BOOT_ID) return 'dead';
+  if (!Number.isInteger(owner.pid) || owner.pid <= 0) return 'dead'; // no real process (kill(0) would mean our own group)
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    if (!isErrnoException(error, 'EPERM')) return 'dead'; // ESRCH: no such process
+  }
+  if (owner.start !== null) {
+    const start = processStartTime(owner.pid);
+    if (start !== undefined && start !== owner.start) return 'dead'; // the pid was reused by another process
+  }
+  return 'alive';
+}
+
+/** A lock file's record; `undefined` when it does not exist; a record with an empty token when unreadable. */
+function readRecord(path: string): LockRecord | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return undefined;
+    throw lockError(path, error);
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<LockRecord>;
+    if (typeof parsed.pid === 'number' && typeof parsed.host === 'string') {
+      return {
+        pid: parsed.pid,
+        host: parsed.host,
+        started: String(parsed.started ?? '?'),
+        // Locks from older versions have no token: their content identifies them.
+        token: typeof parsed.token === 'string' ? parsed.token : `legacy-${Buffer.from(text).toString('base64url').slice(0, 16)}`,
+        start: typeof parsed.start === 'number' ? parsed.start : null,
+        boot: typeof parsed.boot === 'string' ? parsed.boot : null,
+      };
+    }
+  } catch {
+    // Not JSON: written by hand or by something else. Locks are created whole (by link), so this
+    // is never a writer mid-write; it is treated as a lock whose holder is gone.
+  }
+  return { pid: 0, host: hostname(), started: '?', token: `unreadable-${text.length}`, start: null, boot: null };
+}
+
+function lockError(path: string, error: unknown): RepodexError {
+  if (isErrnoException(error, 'EACCES') || isErrnoException(error, 'EPERM') || isErrnoException(error, 'EROFS')) {
+    return new RepodexError('LOCK_DENIED', `${path}: ${errorMessage(error)}`);
+  }
+  return new RepodexError('INTERNAL', `cannot use the lock ${path}: ${errorMessage(error)}`);
+}
+
+function removeIfPresent(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if (!isErrnoException(error, 'ENOENT')) throw error;
+  }
+}
+
+/**
+ * Create `path` holding `record`, atomically and only if it does not exist: the record is written
+ * and flushed under a private name, then hard-linked into place, so the lock file is never seen
+ * empty or half-written. Returns false when `path` already exists.
+ */
+function createExclusive(path: string, record: LockRecord): boolean {
+  const temp = `${path}.${record.token}.tmp`;
+  try {
+    writeFileDurable(temp, JSON.stringify(record));
+    linkSync(temp, path);
+    return true;
+  } catch (error) {
+    if (isErrnoException(error, 'EEXIST')) return false;
+    throw lockError(path, error);
+  } finally {
+    try {
+      removeIfPresent(temp);
+    } catch {
+      // A leftover private temp file is harmless: its name is unique and nothing reads it.
+    }
+  }
+}
+
+/**
+ * Remove the lock at `path` if, and only if, it still holds `token` (its holder is dead). Racing
+ * processes first claim `path.takeover-TOKEN` exclusively: one wins, checks the token under the
+ * claim and removes the lock; the others see the claim and back off, so two processes can never
+ * both take over the same stale lock (nor remove the new lock the winner just created). A claim
+ * left by a taker that died is itself taken over the same way.
+ */
+function takeOver(path: string, token: string, me: LockRecord, depth = 0): void {
+  const claim = `${path}.takeover-${token}`;
+  if (!createExclusive(claim, me)) {
+    const taker = readRecord(claim);
+    if (!taker) return; // the winner finished: the caller simply retries
+    if (liveness(taker) !== 'dead' || depth >= 3) return;
+    takeOver(claim, taker.token, me, depth + 1);
+    if (!createExclusive(claim, me)) return;
+  }
+  try {
+    if (readRecord(path)?.token === token) removeIfPresent(path);
+  } finally {
+    removeIfPresent(claim);
+  }
+}
+
+/** A RepodexError for a lock someone else holds, naming how to fix it when it cannot be judged from here. */
+function lockedError(path: string, owner: LockRecord, state: Liveness): RepodexError {
+  const since = `since ${owner.started}`;
+  if (state === 'foreign') {
+    return new RepodexError(
+      'LOCKED',
+      `the lock is held by pid ${owner.pid} on another host (${owner.host}, ${since}); if no sync is running there, delete ${path}`,
+    );
+  }
+  return new RepodexError('LOCKED', `sync already running (pid ${owner.pid}, ${since})`);
+}
+
+/**
+ * Take the single-writer lock (SPEC §2): waits up to `waitMs` for a running sync, then throws
+ * LOCKED. A lock whose holder is gone — crashed, killed, from before a reboot, or whose pid now
+ * belongs to another process — is taken over safely.
+ */
+export async function acquireLock(path: string, waitMs = 0): Promise<HeldLock> {
+  const deadline = Date.now() + waitMs;
+  const me = myRecord();
+  for (;;) {
+    if (createExclusive(path, me)) return heldLock(path, me.token);
+    const owner = readRecord(path);
+    if (owner === undefined) continue; // released between our attempt and the read: try again at once
+    const state = liveness(owner);
+    if (state === 'dead') {
+      takeOver(path, owner.token, me);
+      // Removed (by us or by whoever won the takeover): try again at once. Still there: another
+      // live process is in the middle of taking it over; wait like for any holder.
+      if (readRecord(path)?.token !== owner.token) continue;
+    }
+    if (Date.now() >= deadline) {
+      if (state === 'dead') throw new RepodexError('LOCKED', `another process is taking over the stale lock ${path}`);
+      throw lockedError(path, owner, state);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+function heldLock(path: string, token: string): HeldLock {
+  let released = false;
+  return {
+    async release() {
+      if (released) return;
+      released = true;
+      if (readRecord(path)?.token === token) removeIfPresent(path);
+    },
+  };
+}
+
+/** The live holder of the lock at `path`, or undefined when there is none (or it is stale). */
+export function lockHolder(path: string): LockOwner | undefined {
+  const owner = readRecord(path);
+  if (!owner) return undefined;
+  const state = liveness(owner);
+  return state === 'dead' ? undefined : { pid: owner.pid, host: owner.host, started: owner.started };
+}
+
+/** Names of files a lock at `path` may leave behind (takeover claims, private temp files). */
+export function isLockLeftover(name: string, lockPath: string): boolean {
+  const base = basename(lockPath);
+  return name.startsWith(`${base}.`) && (name.includes('.takeover-') || name.endsWith('.tmp'));
+}
