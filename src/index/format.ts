@@ -437,23 +437,20 @@ export class StringTable {
   }
 
   static encode(values: readonly string[]): Uint8Array {
-    const encoded = values.map((value) => Buffer.from(value, 'utf8'));
-    const blobLength = encoded.reduce((sum, b) => sum + b.length, 0);
+    // Two passes (lengths, then writes into one buffer): no per-string Buffer, so encoding
+    // hundreds of thousands of short strings allocates one block instead of as many objects.
     const header = new Uint32Array(values.length + 2);
     header[0] = values.length;
     let offset = 0;
-    encoded.forEach((b, i) => {
+    for (let i = 0; i < values.length; i++) {
       header[i + 1] = offset;
-      offset += b.length;
-    });
+      offset += Buffer.byteLength(values[i]!, 'utf8');
+    }
     header[values.length + 1] = offset;
-    const out = Buffer.alloc(header.byteLength + blobLength);
+    const out = Buffer.allocUnsafe(header.byteLength + offset);
     out.set(leBytes(header), 0);
     let at = header.byteLength;
-    for (const b of encoded) {
-      out.set(b, at);
-      at += b.length;
-    }
+    for (const value of values) at += out.write(value, at, 'utf8');
     return out;
   }
 }

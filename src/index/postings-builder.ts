@@ -81,7 +81,7 @@ export class PostingsBuilder {
     return id;
   }
 
-  /** Encode everything added so far. Deterministic: the same postings in the same order give the same bytes. */
+  /** Encode everything added (once: the builder is spent after). Deterministic: the same postings in the same order give the same bytes. */
   finish(): BuiltPostings {
     const termCount = this.terms.length;
     const order = Array.from({ length: termCount }, (_, i) => i);
@@ -109,6 +109,10 @@ export class PostingsBuilder {
       sortedChunk[at] = postChunk[i]!;
       sortedTf[at] = postTf[i]!;
     }
+    // The unsorted triples are the largest thing a build holds: give them back before encoding.
+    this.postTerm.release();
+    this.postChunk.release();
+    this.postTf.release();
 
     const varints = new VarintWriter();
     const postingOffsets = new Uint32Array(termCount + 1);

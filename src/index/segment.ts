@@ -1,4 +1,4 @@
-import { FALLBACK_CODES, SymbolTable, encodeSymbols } from './symbols-codec.js';
+import { FALLBACK_CODES, SymbolColumns, SymbolTable } from './symbols-codec.js';
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol } from '../lang/types.js';
@@ -67,11 +67,11 @@ export class SegmentBuilder {
   private readonly ids = new GrowableU32();
   private readonly lines = new GrowableU32();
   private readonly tokens = new GrowableU32();
-  private readonly hashes: Uint8Array[] = [];
+  /** Chunk hashes, 32 bytes each, back to back (one block, not one object per chunk). */
+  private hashes = new Uint8Array(32 * 1024);
   private readonly snippets: string[] = [];
   private readonly symbolPaths: string[] = [];
-  private readonly outlines: (readonly OutlineSymbol[])[] = [];
-  private readonly fallbacks: number[] = [];
+  private readonly outlines = new SymbolColumns();
   /** The segment's inverted index; merges add stored postings here directly. */
   readonly postings = new PostingsBuilder();
 
@@ -111,8 +111,7 @@ export class SegmentBuilder {
     this.states.push(FILE_STATES.indexOf(record.state));
     this.languages.push(languageCode(record.language));
     this.contentHashes.push(record.contentHash);
-    this.outlines.push(symbols);
-    this.fallbacks.push(FALLBACK_CODES.indexOf(fallback));
+    this.outlines.add(symbols, FALLBACK_CODES.indexOf(fallback));
   }
 
   private addChunkMeta(chunk: Omit<StoredChunk, 'tokens' | 'symbol'> & { symbol: string | null }, tokens: number): void {
@@ -120,7 +119,13 @@ export class SegmentBuilder {
     this.lines.push(chunk.startLine);
     this.lines.push(chunk.endLine);
     this.tokens.push(tokens);
-    this.hashes.push(chunk.hash);
+    const at = (this.ids.length - 1) * 32;
+    if (at + 32 > this.hashes.length) {
+      const grown = new Uint8Array(this.hashes.length * 2);
+      grown.set(this.hashes);
+      this.hashes = grown;
+    }
+    this.hashes.set(chunk.hash, at);
     this.snippets.push(chunk.snippet);
     this.symbolPaths.push(chunk.symbol ?? '');
   }
@@ -166,9 +171,7 @@ export class SegmentBuilder {
     writer.add('CIDS', leBytes(this.ids.view()));
     writer.add('LINE', leBytes(this.lines.view()));
     writer.add('TLEN', leBytes(this.tokens.view()));
-    const hashes = new Uint8Array(this.hashes.length * 32);
-    this.hashes.forEach((hash, i) => hashes.set(hash, i * 32));
-    writer.add('CHSH', hashes);
+    writer.add('CHSH', this.hashes.subarray(0, this.ids.length * 32));
     writer.add('SNIP', StringTable.encode(this.snippets));
     writer.add('SYMP', StringTable.encode(this.symbolPaths));
 
@@ -176,7 +179,7 @@ export class SegmentBuilder {
     for (const section of built.terms) writer.add(section.tag, section.bytes);
     writer.add(built.postings.tag, built.postings.bytes);
 
-    for (const section of encodeSymbols(this.outlines, this.fallbacks)) writer.add(section.tag, section.bytes);
+    for (const section of this.outlines.sections()) writer.add(section.tag, section.bytes);
     return { files: n, chunks: this.ids.length, terms: built.termCount, postings: built.postingCount };
   }
 }

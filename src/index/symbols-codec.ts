@@ -1,6 +1,7 @@
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import type { OutlineSymbol, ScopeKind } from '../lang/types.js';
 import { type Artifact, type Section, StringTable, leBytes } from './format.js';
+import { GrowableU32 } from './growable.js';
 
 /** Stored per file in symbols.bin (`SFBK`): how its chunks were cut; 0 = declarations. */
 export const FALLBACK_CODES: readonly ChunkFallback[] = [null, 'no-adapter', 'parse-error', 'too-large'];
@@ -9,40 +10,66 @@ const SCOPES: readonly ScopeKind[] = ['module', 'class', 'function'];
 const NULL_MARK = '\u0000';
 
 /**
- * Sections of symbols.bin: every indexed file's outline, stored so `outline` of an unchanged
- * file needs no parse. Symbols are grouped by file id (`SFIL` holds each file's first symbol);
- * nullable strings store a NUL mark for null.
+ * The outline sections of a segment, accumulated file by file into columns (no symbol objects are
+ * kept): every indexed file's outline, stored so `outline` of an unchanged file needs no parse.
+ * Symbols are grouped by file (`SFIL` holds each file's first symbol); nullable strings store a
+ * NUL mark for null.
  */
+export class SymbolColumns {
+  private readonly first = new GrowableU32();
+  private readonly fallbacks: number[] = [];
+  private readonly lines = new GrowableU32();
+  private readonly flags: number[] = [];
+  private readonly kinds: string[] = [];
+  private readonly names: string[] = [];
+  private readonly signatures: string[] = [];
+  private readonly docs: string[] = [];
+  private readonly parents: string[] = [];
+  private readonly contexts: string[] = [];
+
+  /** Add the next file's outline and its fallback code (see FALLBACK_CODES). */
+  add(symbols: readonly OutlineSymbol[], fallbackCode: number): void {
+    this.first.push(this.kinds.length);
+    this.fallbacks.push(fallbackCode);
+    const nullable = (value: string | null): string => value ?? NULL_MARK;
+    for (const symbol of symbols) {
+      this.lines.push(symbol.start_line);
+      this.lines.push(symbol.end_line);
+      this.flags.push(SCOPES.indexOf(symbol.scope_kind) | (symbol.is_conditional ? 0x80 : 0));
+      this.kinds.push(symbol.kind);
+      this.names.push(symbol.name);
+      this.signatures.push(symbol.signature);
+      this.docs.push(nullable(symbol.doc));
+      this.parents.push(nullable(symbol.parent_symbol));
+      this.contexts.push(nullable(symbol.decl_context));
+    }
+  }
+
+  sections(): Section[] {
+    const first = new Uint32Array(this.first.length + 1);
+    first.set(this.first.view());
+    first[this.first.length] = this.kinds.length;
+    return [
+      { tag: 'SFIL', bytes: leBytes(first) },
+      // How each file was chunked: 0 = declarations (its outline is complete), else why text was used.
+      { tag: 'SFBK', bytes: Uint8Array.from(this.fallbacks) },
+      { tag: 'SLIN', bytes: leBytes(this.lines.view()) },
+      { tag: 'SFLG', bytes: Uint8Array.from(this.flags) },
+      { tag: 'KIND', bytes: StringTable.encode(this.kinds) },
+      { tag: 'NAME', bytes: StringTable.encode(this.names) },
+      { tag: 'SIGN', bytes: StringTable.encode(this.signatures) },
+      { tag: 'DOCS', bytes: StringTable.encode(this.docs) },
+      { tag: 'PRNT', bytes: StringTable.encode(this.parents) },
+      { tag: 'CTXT', bytes: StringTable.encode(this.contexts) },
+    ];
+  }
+}
+
+/** The outline sections for whole files at once (tests and small tools). */
 export function encodeSymbols(perFile: readonly (readonly OutlineSymbol[])[], fallbackCodes: readonly number[]): Section[] {
-  const all = perFile.flat();
-  const first = new Uint32Array(perFile.length + 1);
-  let at = 0;
-  perFile.forEach((symbols, i) => {
-    first[i] = at;
-    at += symbols.length;
-  });
-  first[perFile.length] = at;
-  const lines = new Uint32Array(all.length * 2);
-  const flags = new Uint8Array(all.length);
-  all.forEach((symbol, i) => {
-    lines[i * 2] = symbol.start_line;
-    lines[i * 2 + 1] = symbol.end_line;
-    flags[i] = SCOPES.indexOf(symbol.scope_kind) | (symbol.is_conditional ? 0x80 : 0);
-  });
-  const nullable = (value: string | null): string => value ?? NULL_MARK;
-  return [
-    { tag: 'SFIL', bytes: leBytes(first) },
-    // How each file was chunked: 0 = declarations (its outline is complete), else why text was used.
-    { tag: 'SFBK', bytes: Uint8Array.from(fallbackCodes) },
-    { tag: 'SLIN', bytes: leBytes(lines) },
-    { tag: 'SFLG', bytes: flags },
-    { tag: 'KIND', bytes: StringTable.encode(all.map((symbol) => symbol.kind)) },
-    { tag: 'NAME', bytes: StringTable.encode(all.map((symbol) => symbol.name)) },
-    { tag: 'SIGN', bytes: StringTable.encode(all.map((symbol) => symbol.signature)) },
-    { tag: 'DOCS', bytes: StringTable.encode(all.map((symbol) => nullable(symbol.doc))) },
-    { tag: 'PRNT', bytes: StringTable.encode(all.map((symbol) => nullable(symbol.parent_symbol))) },
-    { tag: 'CTXT', bytes: StringTable.encode(all.map((symbol) => nullable(symbol.decl_context))) },
-  ];
+  const columns = new SymbolColumns();
+  perFile.forEach((symbols, i) => columns.add(symbols, fallbackCodes[i] ?? 0));
+  return columns.sections();
 }
 
 /** Outlines read back from symbols.bin, decoded per file on demand. */

@@ -106,7 +106,8 @@ export class FsParseCache implements ParseCache {
   private bytes: Buffer;
   private readonly index: Map<string, { offset: number; length: number }>;
   private goodEnd: number;
-  private readonly pending = new Map<string, ParsedContent>();
+  /** Records put since the last flush, already encoded (compact: a full build puts one per file). */
+  private readonly pending = new Map<string, Buffer>();
 
   constructor(
     private readonly path: string,
@@ -120,18 +121,18 @@ export class FsParseCache implements ParseCache {
 
   get(key: string): ParsedContent | undefined {
     const pending = this.pending.get(key);
-    if (pending) return pending;
     const at = this.index.get(key);
-    if (!at) return undefined;
+    const payload = pending ? pending.subarray(RECORD_HEAD + KEY_BYTES) : at ? this.bytes.subarray(at.offset, at.offset + at.length) : undefined;
+    if (!payload) return undefined;
     try {
-      return decodePayload(this.bytes.subarray(at.offset, at.offset + at.length));
+      return decodePayload(payload);
     } catch {
       return undefined; // checksummed but not decodable (a newer writer's payload): parse again
     }
   }
 
   put(key: string, value: ParsedContent): void {
-    if (!this.index.has(key)) this.pending.set(key, value);
+    if (!this.index.has(key) && !this.pending.has(key)) this.pending.set(key, encodeRecord(key, value));
   }
 
   /**
@@ -139,7 +140,7 @@ export class FsParseCache implements ParseCache {
    * uses (`live` keys), it is rewritten with just those, atomically.
    */
   async flush(live: ReadonlySet<string>): Promise<void> {
-    const appended = [...this.pending].map(([key, value]) => ({ key, bytes: encodeRecord(key, value) }));
+    const appended = [...this.pending].map(([key, bytes]) => ({ key, bytes }));
     this.pending.clear();
     const appendBytes = appended.reduce((sum, record) => sum + record.bytes.length, 0);
     let liveBytes = 0;
