@@ -38,6 +38,12 @@ export const ConfigSchema = z.strictObject({
   chunk: z._default(ChunkConfigSchema, { target_lines: 60, max_lines: MAX_CHUNK_LINES, overlap_lines: 10 }),
   /** Build a missing index and refresh a stale one before answering (REPODEX_INDEXING=0 also turns it off). */
   auto_index: z._default(z.boolean(), true),
+  /**
+   * How a sync finds changed files: `stat` compares every catalogued file's size and mtime;
+   * `git` asks `git diff` and `git ls-files` (cheaper on very large trees); `auto` uses git from
+   * 25,000 files on (the measured crossover), stats below.
+   */
+  change_detection: z._default(z.enum(['auto', 'stat', 'git']), 'auto'),
   /** How `watch` and `serve --watch` batch file events: re-index once events have been quiet this long. */
   watch: z._default(WatchConfigSchema, { debounce_ms: 500 }),
 });

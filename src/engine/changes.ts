@@ -1,8 +1,9 @@
 import { readdirSync, statSync } from 'node:fs';
-import { sep } from 'node:path';
+import { join, sep } from 'node:path';
+import { gitPaths } from '../core/git-cli.js';
 import type { Tree } from '../index/model.js';
 import { NESTED_IGNORE_FILES } from '../scan/ignore-rules.js';
-import type { RepoScope } from '../scan/scope.js';
+import { type RepoScope, parentOf } from '../scan/scope.js';
 import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, walkTree } from '../scan/walker.js';
 import type { Catalog } from '../store/backend.js';
 import { errorMessage } from '../core/errors.js';
@@ -23,8 +24,8 @@ export interface Changes {
   /** The walk's shape after the changes: what the next generation records. */
   readonly tree: Tree;
   readonly errors: readonly SoftError[];
-  /** How the changes were found: a full walk, or stats of the catalog plus listings of changed folders. */
-  readonly how: 'walk' | 'stat';
+  /** How the changes were found: a full walk; stats of the catalog plus listings of changed folders; or git. */
+  readonly how: 'walk' | 'stat' | 'git';
 }
 
 /** The total number of changed paths. */
@@ -163,4 +164,110 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
   dirs.sort(byPath);
   controls.sort(byPath);
   return { changed, removed, added, modified, unchanged, tree: { dirs, controls }, errors, how: 'stat' };
+}
+
+/** From this many catalogued files on, asking git is cheaper than stat-ing every file (measured: see docs/design.md). */
+export const GIT_MIN_FILES = 25_000;
+
+/** What git says about the working tree against a commit: paths that differ, and untracked ones. */
+export interface GitView {
+  /** Paths (relative to the root) whose working-tree content differs from the commit, or that are untracked and not ignored. */
+  readonly dirty: string[];
+}
+
+/**
+ * Ask git which files differ from `commit` (`git diff --name-only`, staged and unstaged, plus
+ * untracked files that are not ignored), relative to the root. Undefined when git cannot answer
+ * here, or when the answer involves a folder (a submodule or a nested repository): git does not
+ * see inside those, so stats must.
+ */
+export function gitDirty(root: string, commit: string): GitView | undefined {
+  const changed = gitPaths(root, ['diff', '--name-only', '-z', '--no-renames', '--relative', commit]);
+  if (!changed) return undefined;
+  const untracked = gitPaths(root, ['ls-files', '-z', '--others', '--exclude-standard']);
+  if (!untracked) return undefined;
+  const dirty = [...new Set([...changed, ...untracked])].sort();
+  if (dirty.some((path) => path.endsWith('/') || isDirectory(root, path))) return undefined;
+  return { dirty };
+}
+
+function isDirectory(root: string, path: string): boolean {
+  return statSync(join(root, path), { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/**
+ * Find what changed since a generation by asking git instead of stat-ing every file: only paths
+ * git reports as differing from the indexed commit — plus those that differed when the
+ * generation was synced (they may have been reverted since) — are stat-ed and compared. Folders
+ * are stat-ed to record their mtimes (a later check by stats stays exact). Undefined when git
+ * cannot answer or an ignore file changed (then stats or a full walk decide).
+ */
+export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): { changes: Changes; dirtyNow: string[] } | undefined {
+  const root = scope.root;
+  const prefix = root.endsWith(sep) ? root : root + sep;
+  if (catalog.gitDirty === null) return undefined;
+  for (const control of catalog.tree.controls) {
+    const stat = statSync(prefix + control.path, { throwIfNoEntry: false });
+    if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
+  }
+  const view = gitDirty(root, commit);
+  if (!view) return undefined;
+  const candidates = [...new Set([...view.dirty, ...catalog.gitDirty])].sort();
+  const changed: Candidate[] = [];
+  const removed: string[] = [];
+  let added = 0;
+  let modified = 0;
+  const newDirs = new Set<string>();
+  const knownDirs = new Set(catalog.tree.dirs.map((dir) => dir.path));
+  for (const path of candidates) {
+    const at = catalog.find(path);
+    const stat = statSync(prefix + path, { throwIfNoEntry: false });
+    if (at >= 0) {
+      if (!stat?.isFile()) removed.push(path);
+      else if (stat.size !== catalog.size(at) || stat.mtimeMs !== catalog.mtimeMs(at)) {
+        changed.push({ path, size: stat.size, mtimeMs: stat.mtimeMs });
+        modified++;
+      }
+    } else if (stat?.isFile() && scope.includesFile(path)) {
+      changed.push({ path, size: stat.size, mtimeMs: stat.mtimeMs });
+      added++;
+      for (let dir = parentOf(path); dir !== '' && !knownDirs.has(dir); dir = parentOf(dir)) newDirs.add(dir);
+    }
+  }
+  const dirs: WalkedDir[] = [];
+  for (const dir of [...catalog.tree.dirs.map((d) => d.path), ...newDirs]) {
+    const stat = statSync(dir === '' ? root : prefix + dir, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) dirs.push({ path: dir, mtimeMs: stat.mtimeMs });
+  }
+  dirs.sort(byPath);
+  const changes: Changes = {
+    changed,
+    removed,
+    added,
+    modified,
+    unchanged: catalog.count - modified - removed.length,
+    tree: { dirs, controls: catalog.tree.controls },
+    errors: [],
+    how: 'git',
+  };
+  return { changes, dirtyNow: view.dirty };
+}
+
+/** Which way a sync of this catalog finds changes: git when configured, or when the tree is large enough that git is cheaper. */
+export function usesGit(mode: 'auto' | 'stat' | 'git', catalogSize: number, indexedCommit: string | null | undefined): boolean {
+  if (!indexedCommit || mode === 'stat') return false;
+  return mode === 'git' || catalogSize >= GIT_MIN_FILES;
+}
+
+/**
+ * The changes since a generation, the cheapest exact way: git where `usesGit` says so and git can
+ * answer, else stats of the catalog (with listings of changed folders), else — when an ignore file
+ * changed — a full walk. Also returns what git saw dirty, to record for the next sync.
+ */
+export function detectChanges(scope: RepoScope, catalog: Catalog, mode: 'auto' | 'stat' | 'git', indexedCommit: string | null | undefined): { changes: Changes; dirtyNow: string[] | null } {
+  if (usesGit(mode, catalog.count, indexedCommit)) {
+    const viaGit = gitChanges(scope, catalog, indexedCommit!);
+    if (viaGit) return viaGit;
+  }
+  return { changes: statChanges(scope, catalog) ?? walkChanges(scope, catalog), dirtyNow: null };
 }

@@ -3,7 +3,7 @@ import { isRepodexError } from '../core/errors.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import { RepoScope } from '../scan/scope.js';
 import type { IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
-import { type ChangeKind, type Changes, changeCount, changeExamples, statChanges, walkChanges } from './changes.js';
+import { type ChangeKind, type Changes, changeCount, changeExamples, detectChanges } from './changes.js';
 import type { RepoContext } from './context.js';
 import { chunkRules } from './sync.js';
 
@@ -79,11 +79,10 @@ export function ruleStaleness(ctx: RepoContext, meta: IndexMeta, head: GitHead |
   return reasons;
 }
 
-/** What changed in the tree since `view` was synced (stats of its catalog, listings of changed folders). */
+/** What changed in the tree since `view` was synced (the way a sync would find it: stats, or git on large trees). */
 export function treeChanges(ctx: RepoContext, view: IndexView): Changes {
   const scope = new RepoScope(ctx.paths.root, ctx.loaded.config, ctx.denylist);
-  const catalog = view.catalog();
-  return statChanges(scope, catalog) ?? walkChanges(scope, catalog);
+  return detectChanges(scope, view.catalog(), ctx.loaded.config.change_detection, view.meta.git?.commit).changes;
 }
 
 /** One sentence on tree changes, or undefined when there are none. */

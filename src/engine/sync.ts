@@ -14,7 +14,7 @@ import type { Candidate, SoftError } from '../scan/walker.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
-import { type Changes, changeCount, statChanges, walkChanges } from './changes.js';
+import { type Changes, changeCount, detectChanges, gitDirty, usesGit, walkChanges } from './changes.js';
 import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
 import type { RepoContext } from './context.js';
 import { createParser } from './parse-pool.js';
@@ -39,6 +39,8 @@ export interface SyncSummary {
   readonly mode: 'none' | 'incremental' | 'full';
   /** Why a full rebuild ran (`--force`, first sync, config or rules changed, damaged index), or null. */
   readonly full_reason: string | null;
+  /** How changed files were found: a full `walk`, `stat`s of the catalog, or `git`. */
+  readonly found_by: 'walk' | 'stat' | 'git';
   /** Catalogued files whose stat was unchanged, so they were not read. */
   readonly files_unchanged: number;
   readonly files_removed: number;
@@ -131,7 +133,8 @@ export async function* runSync(
   const why = fullReason(ctx, base, problem, options.force === true, rules.key);
   const scope = new RepoScope(root, config, ctx.denylist);
   const catalog = base?.catalog();
-  const changes: Changes = why === undefined && catalog ? (statChanges(scope, catalog) ?? walkChanges(scope, catalog)) : walkChanges(scope, undefined);
+  const detected = why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit) : { changes: walkChanges(scope, undefined), dirtyNow: null };
+  const changes: Changes = detected.changes;
   const errors: SoftError[] = [...changes.errors];
 
   if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head)) {
@@ -211,7 +214,7 @@ export async function* runSync(
       writer.add(file.file);
     }
     yield { type: 'write' };
-    writer.setTree(changes.tree, null);
+    writer.setTree(changes.tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
     const durationMs = Math.round(performance.now() - started);
     const result = await writer.commit({
       config_hash: ctx.loaded.hash,
@@ -232,6 +235,7 @@ export async function* runSync(
       duration_ms: Math.round(performance.now() - started),
       mode: incremental ? 'incremental' : 'full',
       full_reason: why ?? null,
+      found_by: changes.how,
       files_unchanged: changes.unchanged,
       files_removed: changes.removed.length,
       files_cached: cachedFiles,
@@ -250,6 +254,25 @@ export async function* runSync(
   }
 }
 
+/**
+ * What git sees dirty against the commit this generation records, when the next sync may ask git
+ * (null otherwise): the paths that differ now may be reverted later, and only this record lets git
+ * see that. Reuses what git already said when HEAD has not moved.
+ */
+function recordGitDirty(
+  root: string,
+  mode: 'auto' | 'stat' | 'git',
+  changes: Changes,
+  dirtyNow: string[] | null,
+  indexedCommit: string | null | undefined,
+  head: GitHead | undefined,
+): string[] | null {
+  const commit = head?.commit;
+  if (!commit || !usesGit(mode, changes.unchanged + changes.changed.length, commit)) return null;
+  if (dirtyNow && indexedCommit === commit) return dirtyNow;
+  return gitDirty(root, commit)?.dirty ?? null;
+}
+
 /** The summary of a sync that found nothing to do. */
 function noChange(base: IndexView, changes: Changes, errors: SoftError[], started: number): SyncSummary {
   const meta = base.meta;
@@ -261,6 +284,7 @@ function noChange(base: IndexView, changes: Changes, errors: SoftError[], starte
     duration_ms: Math.round(performance.now() - started),
     mode: 'none',
     full_reason: null,
+    found_by: changes.how,
     files_unchanged: changes.unchanged,
     files_removed: 0,
     files_cached: 0,

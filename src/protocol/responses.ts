@@ -30,6 +30,7 @@ export const SyncResponse = z.object({
   duration_ms: z.number(),
   mode: z.enum(['none', 'incremental', 'full']),
   full_reason: nullableString,
+  found_by: z.enum(['walk', 'stat', 'git']),
   files_unchanged: z.int(),
   files_removed: z.int(),
   files_cached: z.int(),
