@@ -51,7 +51,7 @@ export interface ServerEngine {
    * warning. Runs one sync first. `debounceMs` defaults to config `watch.debounce_ms`; returns
    * the one in use. Throws WATCH_UNAVAILABLE without a watcher.
    */
-  watch(debounceMs: number | undefined, events: { onSync?(summary: SyncSummary): void; onError?(error: unknown): void }): Promise<number>;
+  watch(debounceMs: number | undefined, events: { onSync?(summary: SyncSummary): void; onError?(error: unknown): void }, stop?: AbortSignal): Promise<number>;
   /** Stop watching (a running sync is interrupted, nothing half-written is left) and stop the sync worker. */
   close(): Promise<void>;
 }
@@ -60,6 +60,8 @@ export interface ServerEngine {
 export async function createServerEngine(options: ComposeOptions = {}): Promise<ServerEngine> {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root);
   const store = createStore(root);
+  // .repodex/ is created before watching starts, so creating it is not a change to re-index.
+  new Engine(root, store, { autoIndex: false }).init();
   const watcher = new RepoWatcher(root, parcelSubscribe);
   let watchProblem: string | undefined;
   try {
@@ -74,10 +76,10 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   return {
     engine,
     watchProblem,
-    async watch(debounceMs, events) {
+    async watch(debounceMs, events, stop) {
       if (watchProblem !== undefined) throw new RepodexError('WATCH_UNAVAILABLE', watchProblem);
       const debounce = debounceMs ?? loadContext(root).loaded.config.watch.debounce_ms;
-      loop = new WatchLoop(engine, watcher, debounce, events);
+      loop = new WatchLoop(engine, watcher, debounce, events, stop);
       probe.refreshesInBackground = true;
       await loop.syncNow();
       return debounce;

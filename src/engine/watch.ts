@@ -1,4 +1,5 @@
 import type ParcelWatcher from '@parcel/watcher';
+import { lstatSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { RepodexError, errorMessage } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
@@ -146,6 +147,11 @@ export class RepoWatcher {
       this.scope = undefined; // the rules changed: decide later events with the new ones
       return true;
     }
+    // What is there now decides (a symlink is never followed); a path that is gone mattered if it could have been indexed.
+    const stat = lstatSync(absolute, { throwIfNoEntry: false });
+    if (stat?.isFile()) return scope.includesFile(rel);
+    if (stat?.isDirectory()) return scope.includesDir(rel);
+    if (stat) return false;
     return scope.includesFile(rel) || scope.includesDir(rel);
   }
 
@@ -225,8 +231,11 @@ export class WatchLoop {
     private readonly watcher: RepoWatcher,
     private readonly debounceMs: number,
     private readonly events: WatchLoopEvents = {},
+    stop?: AbortSignal,
   ) {
     this.unlisten = watcher.onChange(() => this.schedule());
+    // Stopping from outside (a signal) interrupts a running sync at once, even the first one.
+    stop?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
   /** True while a sync started by this loop runs. */

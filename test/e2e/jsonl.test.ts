@@ -42,10 +42,10 @@ class ServeSession {
   private wake: (() => void) | undefined;
   private done = false;
 
-  constructor(root: string) {
-    this.child = spawn(process.execPath, [CLI, 'serve', '--stdio', '--root', root], {
+  constructor(root: string, flags: readonly string[] = [], env: NodeJS.ProcessEnv = {}) {
+    this.child = spawn(process.execPath, [CLI, 'serve', '--stdio', ...flags, '--root', root], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', ...env },
     });
     this.child.stdout.setEncoding('utf8');
     this.child.stderr.setEncoding('utf8');
@@ -121,8 +121,8 @@ afterEach(() => {
   for (const session of sessions.splice(0)) if (session.alive) session.child.kill();
 });
 
-function serve(root: string): ServeSession {
-  const session = new ServeSession(root);
+function serve(root: string, flags: readonly string[] = [], env: NodeJS.ProcessEnv = {}): ServeSession {
+  const session = new ServeSession(root, flags, env);
   sessions.push(session);
   return session;
 }
@@ -395,6 +395,67 @@ describe('serve --stdio: caps, ids and sync', () => {
     const fetched = await session.request({ op: 'fetch', id: 'new', ids: [hit?.chunk_id] });
     const chunk = (fetched.data as FetchReport).chunks[0];
     expect(chunk && 'lines' in chunk ? chunk.lines : []).toEqual(['1| export function sendQuokkaTelemetry(): void {}']);
+    expect(await session.end()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('serve --stdio: the same freshness policy as the CLI', () => {
+  it('a search on a stale index syncs first, even an instant after the edit, and says which generation answered', async () => {
+    const root = sampleRepo();
+    syncRepo(root);
+    const session = serve(root);
+    const first = await session.request({ op: 'search', q: 'parse widget config' });
+    const generation = (first.data as SearchReport).generation;
+    expect((first.data as SearchReport).freshness).toEqual({ generation, indexed_commit: null, dirty: false });
+    // No pause between the write and the request: the check happens when the request arrives.
+    writeFileSync(join(root, 'src', 'quokka-telemetry.ts'), 'export function sendQuokkaTelemetry(): void {}\n');
+    const reply = await session.request({ op: 'search', q: 'quokka telemetry' });
+    const data = reply.data as SearchReport;
+    expect(data.results[0]?.path).toBe('src/quokka-telemetry.ts');
+    expect(data.synced).toMatchObject({ mode: 'incremental', files_scanned: 1 });
+    expect(data.freshness).toEqual({ generation: generation + 1, indexed_commit: null, dirty: false });
+    expect(data.warnings).toEqual([]);
+    const status = await session.request({ op: 'status' });
+    expect(status.data).toMatchObject({ state: 'ready', generation: generation + 1 });
+    expect(await session.end()).toEqual({ code: 0, signal: null });
+  });
+
+  it('with automatic indexing off it answers from the index it has and says `stale` in warnings', async () => {
+    const root = sampleRepo();
+    syncRepo(root);
+    const session = serve(root, [], { REPODEX_INDEXING: '0' });
+    writeFileSync(join(root, 'src', 'quokka-telemetry.ts'), 'export function sendQuokkaTelemetry(): void {}\n');
+    const data = (await session.request({ op: 'search', q: 'quokka telemetry' })).data as SearchReport;
+    expect(data.results).toEqual([]);
+    expect(data.synced).toBeUndefined();
+    expect(data.freshness.dirty).toBe(true);
+    expect(data.warnings.join(' ')).toMatch(/index is stale \(1 file\(s\) changed: 1 added.*run `repodex sync`/);
+    // A sync op still brings it up to date.
+    expect((await session.request({ op: 'sync' })).data).toMatchObject({ mode: 'incremental', files_scanned: 1 });
+    expect(((await session.request({ op: 'search', q: 'quokka telemetry' })).data as SearchReport).results[0]?.path).toBe('src/quokka-telemetry.ts');
+    expect(await session.end()).toEqual({ code: 0, signal: null });
+  });
+
+  it('--watch re-indexes in the background: requests meanwhile answer at once, with a warning, then see the change', async () => {
+    const root = sampleRepo();
+    syncRepo(root);
+    const session = serve(root, ['--watch', '--debounce-ms', '300']);
+    expect((await session.request({ op: 'status' })).data).toMatchObject({ state: 'ready' });
+    writeFileSync(join(root, 'src', 'quokka-telemetry.ts'), 'export function sendQuokkaTelemetry(): void {}\n');
+    const during = (await session.request({ op: 'search', q: 'quokka telemetry' })).data as SearchReport;
+    expect(during.synced).toBeUndefined();
+    expect(during.freshness.dirty).toBe(true);
+    expect(during.warnings.join(' ')).toMatch(/re-indexing in the background/);
+    let after: SearchReport | undefined;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      after = (await session.request({ op: 'search', q: 'quokka telemetry' })).data as SearchReport;
+      if (after.results.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(after?.results[0]?.path).toBe('src/quokka-telemetry.ts');
+    expect(after?.freshness.dirty).toBe(false);
+    expect(after?.warnings).toEqual([]);
     expect(await session.end()).toEqual({ code: 0, signal: null });
   });
 });

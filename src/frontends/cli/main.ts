@@ -318,14 +318,20 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
   const log = (message: string): void => {
     io.stderr.write(`${message}\n`);
   };
+  const stopped = new Promise<void>((resolve) => {
+    if (stop.aborted) resolve();
+    else stop.addEventListener('abort', () => resolve(), { once: true });
+  });
   try {
     if (name === 'watch' || values.watch === true) {
       const onSync = (summary: ResponseOf<'sync'>): void => {
         if (name === 'watch') io.stdout.write(`${json ? JSON.stringify(summary) : printWatchSync(summary)}\n`);
       };
-      const onError = (error: unknown): void => log(`repodex: re-index failed: ${errorMessage(error)} (watching on)`);
-      const debounceMs = await server.watch(debounce, { onSync, onError });
-      if (name === 'watch') log(`repodex: watching ${server.engine.root} (re-indexing ${debounceMs} ms after changes settle; Ctrl-C stops)`);
+      const onError = (error: unknown): void => {
+        if (!stop.aborted) log(`repodex: re-index failed: ${errorMessage(error)} (watching on)`);
+      };
+      const debounceMs = await server.watch(debounce, { onSync, onError }, stop);
+      if (name === 'watch' && !stop.aborted) log(`repodex: watching ${server.engine.root} (re-indexing ${debounceMs} ms after changes settle; Ctrl-C stops)`);
     } else if (server.watchProblem) {
       log(`repodex: no file watcher (${server.watchProblem}); every request checks the tree by stats instead`);
     }
@@ -337,9 +343,9 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
       });
       // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
       await server.engine.warmUp();
-      await Promise.race([serveJsonl(server.engine, io.stdin, io.stdout, { log }), new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }))]);
+      await Promise.race([serveJsonl(server.engine, io.stdin, io.stdout, { log }), stopped]);
     } else {
-      await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
+      await stopped;
     }
     return 0;
   } finally {
