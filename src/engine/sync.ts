@@ -225,7 +225,7 @@ export async function* runSync(
       duration_ms: durationMs,
     });
     committed = true;
-    await cache.flush(await liveCacheKeys(store, rules.key));
+    await cache.flush(() => liveCacheKeys(store, rules.key));
     const meta = result.meta;
     return {
       files_scanned: files.length,

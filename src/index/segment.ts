@@ -311,6 +311,7 @@ export class Segment {
   private chunksGroup: SegmentChunks | undefined;
   private termsGroup: SegmentTerms | undefined;
   private symbolsGroup: SymbolTable | undefined;
+  private checked = false;
 
   private constructor(
     readonly name: string,
@@ -339,10 +340,19 @@ export class Segment {
     return this.file.layout.headerCrc;
   }
 
-  /** Read and check every byte (checksums, padding) without decoding: undefined when sound, else what is wrong. */
+  /**
+   * Read and check every byte (checksums, padding): undefined when sound, else what is wrong. The
+   * groups are decoded from that one read, so a reader that checks first does not read twice.
+   */
   checkBytes(): string | undefined {
+    if (this.checked) return undefined; // immutable: once sound, what this process serves stays sound
     try {
-      this.file.readAll();
+      const all = this.file.readAll();
+      this.filesGroup ??= new SegmentFiles(all);
+      this.chunksGroup ??= new SegmentChunks(all);
+      this.termsGroup ??= new SegmentTerms(all);
+      this.symbolsGroup ??= new SymbolTable(all);
+      this.checked = true;
       return undefined;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);

@@ -135,8 +135,11 @@ export interface ParsedContent {
 export interface ParseCache {
   get(key: string): ParsedContent | undefined;
   put(key: string, value: ParsedContent): void;
-  /** Persist what was put (called after a successful commit). */
-  flush(live: ReadonlySet<string>): Promise<void>;
+  /**
+   * Persist what was put (called after a successful commit). `live` gives the keys the index uses
+   * now, asked for only when the cache has grown enough to be worth trimming to them.
+   */
+  flush(live: () => Promise<ReadonlySet<string>>): Promise<void>;
 }
 
 /** The outcome of an integrity check. */

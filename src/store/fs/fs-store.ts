@@ -40,9 +40,9 @@ const SEGMENT_FILE = /^seg-(\d+)\.rpdx$/;
 const TEMP_FILE = /\.tmp-\d+$/;
 const CACHE_FILE = 'parse-cache.rpdx';
 
-/** Merge all segments into one when a generation would have more than this many… */
+/** Fold the small segments into one when a generation would have more than this many… */
 const MAX_SEGMENTS = 8;
-/** …or when more than this share of its chunks are dead (tombstoned). */
+/** …and rewrite all of them into one when more than this share of chunks are dead (tombstoned). */
 const MAX_DEAD_SHARE = 0.25;
 
 /** The text of meta.json for a record: pretty JSON whose last field checksums the rest. */
@@ -293,7 +293,8 @@ export class FsStore implements IndexStore {
     manifest.segments.forEach((ref, s) => {
       let segment: Segment;
       try {
-        segment = Segment.open(this.path(ref.name), ref.name);
+        // Through the cache of opened segments: what is checked here is what `open` then serves.
+        segment = options.deep ? Segment.open(this.path(ref.name), ref.name) : this.segment(ref);
       } catch (error) {
         if (!isRepodexError(error) && !isErrnoException(error)) throw error;
         problems.push(isErrnoException(error, 'ENOENT') ? `${ref.name} is missing` : errorMessage(error));
@@ -305,6 +306,7 @@ export class FsStore implements IndexStore {
         return;
       }
       if (!options.deep) {
+        // A segment that is checked once (in this process) stays checked: segments never change.
         const bad = segment.checkBytes();
         if (bad) problems.push(bad);
         return;
@@ -425,28 +427,34 @@ class FsGenerationWriter implements GenerationWriter {
       return { ref, segment, dead };
     });
     const counts = countsOf(base, this.builder.stats());
-    const deadDocs = base.reduce((sum, { segment, dead }) => sum + [...dead].reduce((n, f) => n + segment.files.chunkStart[f + 1]! - segment.files.chunkStart[f]!, 0), 0);
+    const docsOf = (segment: Segment, files: Iterable<number>): number => {
+      let n = 0;
+      for (const f of files) n += segment.files.chunkStart[f + 1]! - segment.files.chunkStart[f]!;
+      return n;
+    };
+    const deadDocs = base.reduce((sum, { segment, dead }) => sum + docsOf(segment, dead), 0);
     const allDocs = base.reduce((sum, { segment }) => sum + segment.chunks.count, 0) + this.builder.chunkCount;
     const segmentCount = base.length + (this.builder.fileCount > 0 ? 1 : 0);
-    const merged = base.length > 0 && (segmentCount > MAX_SEGMENTS || deadDocs > MAX_DEAD_SHARE * allDocs);
+    // Tiered, as LSM trees and zoekt's shard merges are: too many segments fold the small ones
+    // (everything after the first, oldest and largest) into one; only when a quarter of all
+    // chunks are dead is the first one rewritten too, dropping them.
+    const merge: 'none' | 'deltas' | 'all' =
+      base.length === 0 ? 'none' : deadDocs > MAX_DEAD_SHARE * allDocs ? 'all' : segmentCount > MAX_SEGMENTS ? 'deltas' : 'none';
+    const merged = merge !== 'none';
 
     const segments: SegmentRef[] = [];
     const dead: number[][] = [];
     const segmentName = `seg-${generation}.rpdx`;
-    if (merged) {
-      const written = store.writeArtifact(segmentName, (writer) => mergeSegments(base, this.builder).write(writer), 'segment-written');
+    const kept = merge === 'all' ? [] : merge === 'deltas' ? base.slice(0, 1) : base;
+    for (const { ref, dead: deadHere } of kept) {
+      segments.push(ref);
+      dead.push([...deadHere].sort((x, y) => x - y));
+    }
+    const folded = merge === 'all' ? base : merge === 'deltas' ? base.slice(1) : [];
+    if (merged || this.builder.fileCount > 0) {
+      const written = store.writeArtifact(segmentName, (writer) => (merged ? mergeSegments(folded, this.builder) : this.builder).write(writer), 'segment-written');
       segments.push({ name: segmentName, bytes: written.bytes, headerCrc: written.headerCrc });
       dead.push([]);
-    } else {
-      for (const { ref, dead: deadHere } of base) {
-        segments.push(ref);
-        dead.push([...deadHere].sort((x, y) => x - y));
-      }
-      if (this.builder.fileCount > 0) {
-        const written = store.writeArtifact(segmentName, (writer) => this.builder.write(writer), 'segment-written');
-        segments.push({ name: segmentName, bytes: written.bytes, headerCrc: written.headerCrc });
-        dead.push([]);
-      }
     }
     crashPoint('segment-renamed');
     const manifestName = `gen-${generation}.rpdx`;

@@ -136,20 +136,23 @@ export class FsParseCache implements ParseCache {
   }
 
   /**
-   * Append what was put since the last flush. When the log has grown well past what the index
-   * uses (`live` keys), it is rewritten with just those, atomically.
+   * Append what was put since the last flush (cutting off a torn or damaged tail first). Past
+   * MIN_COMPACT_BYTES, when the log holds three times what the index uses (`live` keys), it is
+   * rewritten with just those, atomically.
    */
-  async flush(live: ReadonlySet<string>): Promise<void> {
+  async flush(live: () => Promise<ReadonlySet<string>>): Promise<void> {
     const appended = [...this.pending].map(([key, bytes]) => ({ key, bytes }));
     this.pending.clear();
-    const appendBytes = appended.reduce((sum, record) => sum + record.bytes.length, 0);
-    let liveBytes = 0;
-    for (const [key, at] of this.index) if (live.has(key)) liveBytes += RECORD_HEAD + KEY_BYTES + at.length;
-    for (const record of appended) if (live.has(record.key)) liveBytes += record.bytes.length;
-    const total = this.goodEnd + appendBytes;
-    if (total > Math.max(MIN_COMPACT_BYTES, 3 * liveBytes)) {
-      this.rewrite(live, appended);
-      return;
+    const total = this.goodEnd + appended.reduce((sum, record) => sum + record.bytes.length, 0);
+    if (total > MIN_COMPACT_BYTES) {
+      const keys = await live();
+      let liveBytes = 0;
+      for (const [key, at] of this.index) if (keys.has(key)) liveBytes += RECORD_HEAD + KEY_BYTES + at.length;
+      for (const record of appended) if (keys.has(record.key)) liveBytes += record.bytes.length;
+      if (total > 3 * liveBytes) {
+        this.rewrite(keys, appended);
+        return;
+      }
     }
     if (appended.length === 0 && this.goodEnd === this.bytes.length) return;
     const fd = openSync(this.path, this.goodEnd === 0 ? 'w' : 'r+');
