@@ -391,8 +391,8 @@ function withTimeout(promise, ms, what) {
 
 /** A running `repodex serve --stdio`: one request at a time, each answer timed on the client side. */
 export class StdioServer {
-  constructor(bin, corpus) {
-    this.child = spawn(process.execPath, [bin, 'serve', '--stdio', '--root', corpus], { stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(bin, corpus, flags = []) {
+    this.child = spawn(process.execPath, [bin, 'serve', '--stdio', ...flags, '--root', corpus], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.stderr = '';
     this.child.stderr.setEncoding('utf8');
     this.child.stderr.on('data', (text) => {

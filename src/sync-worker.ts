@@ -24,7 +24,9 @@ if (port) {
     void (async () => {
       let result: SyncJobResult;
       try {
-        const summary = await drive(runSync(loadContext(root), store, { force: message.force, signal: controller.signal }));
+        // Two threads are already busy: the server answering requests and this one. Parse workers
+        // take only the cores beyond those, so requests stay fast while the index is rebuilt.
+        const summary = await drive(runSync(loadContext(root), store, { force: message.force, signal: controller.signal, reservedCores: 2 }));
         result = { type: 'done', summary };
       } catch (error) {
         result = isRepodexError(error) ? { type: 'failed', error: error.toWire() } : { type: 'failed', error: { code: 'INTERNAL', detail: errorMessage(error) } };

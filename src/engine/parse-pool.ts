@@ -31,16 +31,20 @@ export function bundledScript(name: string): URL | undefined {
   return undefined;
 }
 
-/** How many parse workers to start (REPODEX_SYNC_WORKERS, else one per core, at most 4). */
-function workerCount(): number {
+/**
+ * How many parse workers to start: REPODEX_SYNC_WORKERS, else one per core (at most 4), less
+ * `reserved` cores (a server keeps one for answering requests while it re-indexes).
+ */
+function workerCount(reserved: number): number {
   const requested = process.env.REPODEX_SYNC_WORKERS;
-  return requested !== undefined && /^\d+$/.test(requested) ? Number(requested) : Math.min(4, Math.max(1, availableParallelism()));
+  if (requested !== undefined && /^\d+$/.test(requested)) return Number(requested);
+  return Math.max(0, Math.min(4, availableParallelism()) - reserved);
 }
 
-/** A parser for a sync expected to parse `expected` files. */
-export async function createParser(params: ChunkParams, expected: number): Promise<Parser> {
+/** A parser for a sync expected to parse `expected` files, leaving `reservedCores` to other work. */
+export async function createParser(params: ChunkParams, expected: number, reservedCores = 0): Promise<Parser> {
   const script = bundledScript('parse-worker.js');
-  const workers = workerCount();
+  const workers = workerCount(reservedCores);
   if (!script || expected < MIN_FILES_FOR_WORKERS || workers === 0) {
     return { parse: (text, language) => parseText(text, language, params), close: async () => undefined };
   }

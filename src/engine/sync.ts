@@ -122,7 +122,12 @@ interface Prepared {
 export async function* runSync(
   ctx: RepoContext,
   store: IndexStore,
-  options: { readonly force?: boolean | undefined; readonly signal?: AbortSignal | undefined } = {},
+  options: {
+    readonly force?: boolean | undefined;
+    readonly signal?: AbortSignal | undefined;
+    /** Cores to leave free while parsing (a server answering requests keeps its thread's and its own). */
+    readonly reservedCores?: number;
+  } = {},
 ): AsyncGenerator<SyncEvent, SyncSummary, undefined> {
   const started = performance.now();
   const { config } = ctx.loaded;
@@ -146,7 +151,9 @@ export async function* runSync(
   const incremental = why === undefined;
   const writer = await store.beginGeneration(incremental ? base : undefined);
   let committed = false;
-  const parser = await createParser(rules.params, changes.changed.filter((file) => hasAdapter(languageOf(file.path))).length);
+  // With no index to answer from, nothing waits on a free core: parse with all of them.
+  const reserved = base ? (options.reservedCores ?? 0) : Math.min(options.reservedCores ?? 0, 1);
+  const parser = await createParser(rules.params, changes.changed.filter((file) => hasAdapter(languageOf(file.path))).length, reserved);
   try {
     // Chunks of the files this sync touches (removed or re-read), by identity: what keeps ids and counts unchanged chunks.
     const touched = new Set<string>([...changes.removed, ...changes.changed.map((file) => file.path)]);
