@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import type { OutlineSymbol } from '../src/lang/types.js';
 import { Artifact } from '../src/index/format.js';
 import { type Manifest, decodeManifest } from '../src/index/manifest.js';
 import { Segment } from '../src/index/segment.js';
@@ -129,3 +130,23 @@ export function liveChunkIds(root: string): number[] {
   });
   return ids;
 }
+
+/** An outline symbol for tests: `kind name` at lines start..end, under `parent`, with any other field overridden. */
+export function outlineSymbol(kind: string, name: string, start: number, end: number, parent: string | null = null, extra: Partial<OutlineSymbol> = {}): OutlineSymbol {
+  return {
+    kind,
+    name,
+    signature: `${kind} ${name}`,
+    start_line: start,
+    end_line: end,
+    doc: null,
+    parent_symbol: parent,
+    scope_kind: parent ? 'class' : 'module',
+    is_conditional: false,
+    decl_context: null,
+    ...extra,
+  };
+}
+
+/** A class with two methods and a function after it: the outline most symbol tests start from. */
+export const WIDGET_OUTLINE: OutlineSymbol[] = [outlineSymbol('class', 'Widget', 1, 200), outlineSymbol('method', 'layout', 10, 80, 'Widget'), outlineSymbol('method', 'paint', 106, 155, 'Widget'), outlineSymbol('function', 'helper', 210, 220)];

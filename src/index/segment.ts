@@ -450,3 +450,37 @@ const CLOSER = new FinalizationRegistry<ArtifactSource>((file) => {
     // Already closed: nothing to release.
   }
 });
+
+/**
+ * Visit the live files of several segments in path order: a k-way merge of their path-sorted file
+ * lists (segments are few, so each step scans the heads). `isDead(s, f)` says whether file `f` of
+ * segment `s` is tombstoned. A path live in two segments is damage (INDEX_CORRUPT).
+ */
+export function forEachLiveFile(segments: readonly Segment[], isDead: (s: number, f: number) => boolean, visit: (s: number, f: number, path: string) => void): void {
+  const heads = segments.map(() => 0);
+  const skipDead = (s: number): void => {
+    const count = segments[s]!.files.count;
+    while (heads[s]! < count && isDead(s, heads[s]!)) heads[s]!++;
+  };
+  segments.forEach((_, s) => skipDead(s));
+  let previous: string | undefined;
+  for (;;) {
+    let best = -1;
+    let bestPath = '';
+    for (let s = 0; s < segments.length; s++) {
+      const files = segments[s]!.files;
+      if (heads[s]! >= files.count) continue;
+      const path = files.paths.get(heads[s]!);
+      if (best < 0 || path < bestPath) {
+        best = s;
+        bestPath = path;
+      }
+    }
+    if (best < 0) return;
+    if (previous === bestPath) throw new RepodexError('INDEX_CORRUPT', `${bestPath} is live in two segments`);
+    previous = bestPath;
+    visit(best, heads[best]!, bestPath);
+    heads[best]!++;
+    skipDead(best);
+  }
+}

@@ -2,7 +2,8 @@ import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../../core/errors.js';
 import type { Manifest, SegmentRef } from '../../index/manifest.js';
 import type { ChunkRecord, CorpusStats, FileRecord, PostingList } from '../../index/model.js';
-import type { Segment } from '../../index/segment.js';
+import { decodePostings } from '../../index/postings-builder.js';
+import { type Segment, forEachLiveFile } from '../../index/segment.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
 import type { Catalog, IndexMeta, IndexView } from '../backend.js';
@@ -61,36 +62,17 @@ export class FsIndexView implements IndexView {
     this.liveOrder = this.mergeLiveFiles();
   }
 
-  /** Merge the segments' path-sorted live files into one path order (a path may be live only once). */
+  /** The segments' live files in one path order (a path may be live only once). */
   private mergeLiveFiles(): Uint32Array {
-    const heads = this.segments.map(() => 0);
     const out = new Uint32Array(this.fileSlots);
     let count = 0;
-    const nextLive = (s: number): void => {
-      const segment = this.segments[s]!;
-      while (heads[s]! < segment.files.count && this.fileDead[this.fileBase[s]! + heads[s]!] === 1) heads[s]!++;
-    };
-    this.segments.forEach((_, s) => nextLive(s));
-    let previous: string | undefined;
-    for (;;) {
-      let best = -1;
-      let bestPath = '';
-      for (let s = 0; s < this.segments.length; s++) {
-        const segment = this.segments[s]!;
-        if (heads[s]! >= segment.files.count) continue;
-        const path = segment.files.paths.get(heads[s]!);
-        if (best < 0 || path < bestPath) {
-          best = s;
-          bestPath = path;
-        }
-      }
-      if (best < 0) break;
-      if (previous === bestPath) throw new RepodexError('INDEX_CORRUPT', `${bestPath} is live in two segments`);
-      previous = bestPath;
-      out[count++] = this.fileBase[best]! + heads[best]!;
-      heads[best]!++;
-      nextLive(best);
-    }
+    forEachLiveFile(
+      this.segments,
+      (s, f) => this.fileDead[this.fileBase[s]! + f] === 1,
+      (s, f) => {
+        out[count++] = this.fileBase[s]! + f;
+      },
+    );
     return out.subarray(0, count);
   }
 
@@ -260,33 +242,16 @@ export class FsIndexView implements IndexView {
         docs = grownDocs;
         tfs = grownTfs;
       }
-      const bytes = terms.postings;
       const base = this.docBase[s]!;
-      let at = terms.offsets[rank]!;
-      let previous = 0;
-      for (let i = 0; i < df; i++) {
-        let value = 0;
-        let shift = 0;
-        let byte: number;
-        do {
-          byte = bytes[at++]!;
-          value |= (byte & 0x7f) << shift;
-          shift += 7;
-        } while (byte & 0x80);
-        previous += value >>> 0;
-        let tf = 0;
-        shift = 0;
-        do {
-          byte = bytes[at++]!;
-          tf |= (byte & 0x7f) << shift;
-          shift += 7;
-        } while (byte & 0x80);
-        const doc = base + previous;
-        if (docLive[doc] !== 1) continue;
-        docs[count] = doc;
-        tfs[count] = tf >>> 0;
+      const outDocs = docs;
+      const outTfs = tfs;
+      decodePostings(terms.postings, terms.offsets, terms.df, rank, (local, tf) => {
+        const doc = base + local;
+        if (docLive[doc] !== 1) return;
+        outDocs[count] = doc;
+        outTfs[count] = tf;
         count++;
-      }
+      });
     }
     if (!docs || !tfs || count === 0) return undefined;
     return { term, df: count, docs: docs.subarray(0, count), tfs: tfs.subarray(0, count) };

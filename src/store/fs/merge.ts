@@ -1,7 +1,7 @@
 import { artifactInMemory } from '../../index/format.js';
 import { GrowableU32 } from '../../index/growable.js';
 import { decodePostings } from '../../index/postings-builder.js';
-import { SEGMENT_KIND, Segment, SegmentBuilder } from '../../index/segment.js';
+import { SEGMENT_KIND, Segment, SegmentBuilder, forEachLiveFile } from '../../index/segment.js';
 
 /** A segment to merge and its dead local files. */
 export interface MergeSource {
@@ -26,36 +26,19 @@ export function mergeSegments(base: readonly MergeSource[], delta: SegmentBuilde
 
   // Live files of every source in path order; each source's chunks get their new numbers.
   const newChunk = sources.map(({ segment }) => new Int32Array(segment.chunks.count).fill(-1));
-  const heads = sources.map(() => 0);
-  const skipDead = (s: number): void => {
-    const { segment, dead } = sources[s]!;
-    while (heads[s]! < segment.files.count && dead.has(heads[s]!)) heads[s]!++;
-  };
-  sources.forEach((_, s) => skipDead(s));
-  for (;;) {
-    let best = -1;
-    let bestPath = '';
-    for (let s = 0; s < sources.length; s++) {
+  forEachLiveFile(
+    sources.map((source) => source.segment),
+    (s, f) => sources[s]!.dead.has(f),
+    (s, f) => {
       const { segment } = sources[s]!;
-      if (heads[s]! >= segment.files.count) continue;
-      const path = segment.files.paths.get(heads[s]!);
-      if (best < 0 || path < bestPath) {
-        best = s;
-        bestPath = path;
-      }
-    }
-    if (best < 0) break;
-    const { segment } = sources[best]!;
-    const f = heads[best]!;
-    const { chunkStart } = segment.files;
-    const stored = [];
-    for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) stored.push(segment.chunks.stored(c));
-    const { chunkCount: _count, ...record } = segment.files.record(f);
-    const first = out.addStoredFile(record, stored, segment.symbols.forFile(f), segment.fallback(f));
-    for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) newChunk[best]![c] = first + (c - chunkStart[f]!);
-    heads[best]!++;
-    skipDead(best);
-  }
+      const { chunkStart } = segment.files;
+      const stored = [];
+      for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) stored.push(segment.chunks.stored(c));
+      const { chunkCount: _count, ...record } = segment.files.record(f);
+      const first = out.addStoredFile(record, stored, segment.symbols.forFile(f), segment.fallback(f));
+      for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) newChunk[s]![c] = first + (c - chunkStart[f]!);
+    },
+  );
 
   // Postings of live chunks as (new chunk, term, tf), grouped by chunk with a stable counting
   // sort, then added in increasing chunk order: the builder's own sort by term keeps that order.
