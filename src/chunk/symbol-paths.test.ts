@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { WIDGET_OUTLINE } from '../../test/helpers.js';
 import { chunkDeclaredNames, chunkSymbolPath } from './symbol-paths.js';
 
-
-
 describe('chunkSymbolPath', () => {
   it('names the innermost declaration enclosing the chunk, with its parents', () => {
     expect(chunkSymbolPath(WIDGET_OUTLINE, 10, 80)).toBe('class Widget › layout');

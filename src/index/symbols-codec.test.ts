@@ -3,9 +3,6 @@ import { WIDGET_OUTLINE, outlineSymbol } from '../../test/helpers.js';
 import { Artifact, encodeArtifact } from './format.js';
 import { SymbolTable, encodeSymbols } from './symbols-codec.js';
 
-
-
-
 describe('symbols.bin round trip', () => {
   it('gives back every field, nulls included, per file', () => {
     const perFile = [WIDGET_OUTLINE, [], [outlineSymbol('function', 'f', 3, 9, null, { doc: 'Does f.', is_conditional: true, decl_context: 'if>else', scope_kind: 'function' })]];
