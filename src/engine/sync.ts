@@ -54,7 +54,7 @@ export interface SyncSummary {
   readonly files_skipped: number;
   readonly chunks_total: number;
   readonly generation: number;
-  /** True when this commit merged the index's segments into one. */
+  /** True when this commit also merged segments (the small ones into one, or all of them). */
   readonly merged: boolean;
   /** Problems with single files of this sync (first 50), parse fallbacks included. */
   readonly errors: SoftError[];
@@ -179,7 +179,12 @@ export async function* runSync(
     const pending: Promise<Prepared>[] = [];
     let nextToStart = 0;
     const startUpTo = (limit: number): void => {
-      for (; nextToStart < Math.min(limit, files.length); nextToStart++) pending[nextToStart] = prepare(files[nextToStart]!);
+      for (; nextToStart < Math.min(limit, files.length); nextToStart++) {
+        const started = prepare(files[nextToStart]!);
+        // Awaited in order below; if the sync stops first (abort, an error), the rest are never awaited.
+        started.catch(() => undefined);
+        pending[nextToStart] = started;
+      }
     };
     const prepare = async (candidate: Candidate): Promise<Prepared> => {
       const read = readSource(join(root, candidate.path), config.max_file_bytes);
