@@ -153,7 +153,11 @@ export async function* runSync(
   let committed = false;
   // With no index to answer from, nothing waits on a free core: parse with all of them.
   const reserved = base ? (options.reservedCores ?? 0) : Math.min(options.reservedCores ?? 0, 1);
-  const parser = await createParser(rules.params, changes.changed.filter((file) => hasAdapter(languageOf(file.path))).length, reserved);
+  const parser = await createParser(
+    rules.params,
+    changes.changed.map((file) => languageOf(file.path)).filter((language) => hasAdapter(language)),
+    reserved,
+  );
   try {
     // Chunks of the files this sync touches (removed or re-read), by identity: what keeps ids and counts unchanged chunks.
     const touched = new Set<string>([...changes.removed, ...changes.changed.map((file) => file.path)]);
@@ -225,6 +229,9 @@ export async function* runSync(
       matched += file.matched;
       writer.add(file.file);
     }
+    // Every parse is done: stop the workers (their isolates, grammars and parse memory) before
+    // the segment is encoded, so the two peaks do not add up.
+    await parser.close();
     yield { type: 'write' };
     writer.setTree(changes.tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
     const durationMs = Math.round(performance.now() - started);

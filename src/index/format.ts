@@ -455,26 +455,24 @@ export class StringTable {
   }
 }
 
-/** An append-only byte buffer with unsigned LEB128 varints, for postings. */
-export class VarintWriter {
-  private buffer = new Uint8Array(1 << 16);
-  length = 0;
-
-  write(value: number): void {
-    if (this.length + 5 > this.buffer.length) {
-      const grown = new Uint8Array(this.buffer.length * 2);
-      grown.set(this.buffer.subarray(0, this.length));
-      this.buffer = grown;
-    }
-    let v = value >>> 0;
-    while (v >= 0x80) {
-      this.buffer[this.length++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.buffer[this.length++] = v;
+/** How many bytes `value` takes as an unsigned LEB128 varint (1 to 5 for a u32). */
+export function varintLength(value: number): number {
+  let v = value >>> 0;
+  let n = 1;
+  while (v >= 0x80) {
+    v >>>= 7;
+    n++;
   }
+  return n;
+}
 
-  bytes(): Uint8Array {
-    return this.buffer.subarray(0, this.length);
+/** Write `value` as an unsigned LEB128 varint at `at`; returns the position after it. */
+export function writeVarint(bytes: Uint8Array, at: number, value: number): number {
+  let v = value >>> 0;
+  while (v >= 0x80) {
+    bytes[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
   }
+  bytes[at++] = v;
+  return at;
 }

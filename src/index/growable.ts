@@ -20,12 +20,6 @@ export class GrowableU32 {
     this.data[i] = value;
   }
 
-  /** Drop the contents and give the memory back (the builder is done with them). */
-  release(): void {
-    this.data = new Uint32Array(0);
-    this.length = 0;
-  }
-
   /** A view of the filled part (shares memory until the next push grows the array). */
   view(): Uint32Array {
     return this.data.subarray(0, this.length);

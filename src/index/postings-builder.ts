@@ -1,4 +1,5 @@
-import { type Section, StringTable, VarintWriter, leBytes } from './format.js';
+import { RepodexError } from '../core/errors.js';
+import { type Section, StringTable, leBytes, varintLength, writeVarint } from './format.js';
 import { GrowableU32 } from './growable.js';
 import { WordTable } from './word-table.js';
 
@@ -11,11 +12,20 @@ export interface BuiltPostings {
   readonly postingCount: number;
 }
 
+/** Postings per storage block (a power of two): blocks are filled in turn, never copied to grow. */
+const BLOCK_BITS = 16;
+const BLOCK = 1 << BLOCK_BITS;
+const MASK = BLOCK - 1;
+/** A term frequency byte of this value means "255 or more": the real count is in `bigTf`. */
+const TF_SPILL = 255;
+
 /**
  * Accumulates an inverted index over a segment's chunks, numbered 0, 1, 2, … in the order they
- * are added. Postings are collected as (term, chunk, tf) triples in flat typed arrays, then
- * grouped per term with one stable counting sort: as long as chunks are added in increasing order,
- * each term's postings come out sorted with no comparisons.
+ * are added (postings must come in nondecreasing chunk order). Postings are kept compact, in
+ * insertion order: a term id (u32) and a term frequency (u8, larger counts spilled to a map) per
+ * posting, in fixed blocks, and the chunk once per run of postings of one chunk. `finish` encodes
+ * them grouped by term in two passes (sizes, then bytes), so the grouped copy is never
+ * materialized: each term's postings come out in chunk order with no sorting.
  */
 export class PostingsBuilder {
   private readonly termIds = new Map<string, number>();
@@ -24,21 +34,21 @@ export class PostingsBuilder {
   private lastChunkOf = new Int32Array(1 << 16).fill(-1);
   private slotOf = new Uint32Array(1 << 16);
 
-  private readonly postTerm = new GrowableU32(1 << 16);
-  private readonly postChunk = new GrowableU32(1 << 16);
-  private readonly postTf = new GrowableU32(1 << 16);
+  private termBlocks: Uint32Array[] = [];
+  private tfBlocks: Uint8Array[] = [];
+  private readonly bigTf = new Map<number, number>();
+  private count = 0;
+  /** Runs of postings of one chunk: the chunk, and its first posting. */
+  private readonly runChunk = new GrowableU32();
+  private readonly runStart = new GrowableU32();
 
   /** Index the words of `text` under `chunk` (tf counted); returns how many terms it had (its BM25 length). */
   addText(chunk: number, text: string): number {
     let tokens = 0;
     this.words.scan(text, (termId) => {
       tokens++;
-      if (this.lastChunkOf[termId] === chunk) {
-        const slot = this.slotOf[termId]!;
-        this.postTf.set(slot, this.postTf.get(slot) + 1);
-      } else {
-        this.push(termId, chunk, 1);
-      }
+      if (this.lastChunkOf[termId] === chunk) this.incrementTf(this.slotOf[termId]!);
+      else this.push(termId, chunk, 1);
     });
     return tokens;
   }
@@ -55,11 +65,39 @@ export class PostingsBuilder {
   }
 
   private push(termId: number, chunk: number, tf: number): void {
+    const runs = this.runChunk.length;
+    if (runs === 0 || this.runChunk.get(runs - 1) !== chunk) {
+      if (runs > 0 && chunk < this.runChunk.get(runs - 1)) throw new RepodexError('INTERNAL', `postings must be added in chunk order: ${chunk} after ${this.runChunk.get(runs - 1)}`);
+      this.runChunk.push(chunk);
+      this.runStart.push(this.count);
+    }
+    const at = this.count++;
+    if (at >>> BLOCK_BITS === this.termBlocks.length) {
+      this.termBlocks.push(new Uint32Array(BLOCK));
+      this.tfBlocks.push(new Uint8Array(BLOCK));
+    }
+    this.termBlocks[at >>> BLOCK_BITS]![at & MASK] = termId;
+    if (tf < TF_SPILL) {
+      this.tfBlocks[at >>> BLOCK_BITS]![at & MASK] = tf;
+    } else {
+      this.tfBlocks[at >>> BLOCK_BITS]![at & MASK] = TF_SPILL;
+      this.bigTf.set(at, tf);
+    }
     this.lastChunkOf[termId] = chunk;
-    this.slotOf[termId] = this.postTf.length;
-    this.postTerm.push(termId);
-    this.postChunk.push(chunk);
-    this.postTf.push(tf);
+    this.slotOf[termId] = at;
+  }
+
+  private incrementTf(at: number): void {
+    const block = this.tfBlocks[at >>> BLOCK_BITS]!;
+    const tf = block[at & MASK]!;
+    if (tf < TF_SPILL - 1) {
+      block[at & MASK] = tf + 1;
+    } else if (tf === TF_SPILL - 1) {
+      block[at & MASK] = TF_SPILL;
+      this.bigTf.set(at, TF_SPILL);
+    } else {
+      this.bigTf.set(at, this.bigTf.get(at)! + 1);
+    }
   }
 
   /** This builder's number for a term (assigned on first use). */
@@ -67,8 +105,10 @@ export class PostingsBuilder {
     let id = this.termIds.get(term);
     if (id === undefined) {
       id = this.terms.length;
-      this.termIds.set(term, id);
-      this.terms.push(term);
+      // The dictionary outlives the texts: keep a copy of its own, not a slice of a chunk's text.
+      const own = ownString(term);
+      this.termIds.set(own, id);
+      this.terms.push(own);
       if (id >= this.lastChunkOf.length) {
         const last = new Int32Array(this.lastChunkOf.length * 2).fill(-1);
         last.set(this.lastChunkOf);
@@ -79,6 +119,19 @@ export class PostingsBuilder {
       }
     }
     return id;
+  }
+
+  /** Call `visit(termId, chunk, tf)` for every posting, in insertion (chunk) order. */
+  private forEachPosting(visit: (termId: number, chunk: number, tf: number) => void): void {
+    const runs = this.runChunk.length;
+    for (let r = 0; r < runs; r++) {
+      const chunk = this.runChunk.get(r);
+      const end = r + 1 < runs ? this.runStart.get(r + 1) : this.count;
+      for (let at = this.runStart.get(r); at < end; at++) {
+        const tf = this.tfBlocks[at >>> BLOCK_BITS]![at & MASK]!;
+        visit(this.termBlocks[at >>> BLOCK_BITS]![at & MASK]!, chunk, tf < TF_SPILL ? tf : this.bigTf.get(at)!);
+      }
+    }
   }
 
   /** Encode everything added (once: the builder is spent after). Deterministic: the same postings in the same order give the same bytes. */
@@ -92,52 +145,57 @@ export class PostingsBuilder {
       rank[termId] = r;
     });
 
-    const postTerm = this.postTerm.view();
-    const postChunk = this.postChunk.view();
-    const postTf = this.postTf.view();
-    const postingCount = postTerm.length;
+    // Pass 1: postings and encoded bytes per term (by rank); each term's chunks are delta-coded.
+    const postingCount = this.count;
     const df = new Uint32Array(termCount);
-    for (let i = 0; i < postingCount; i++) df[rank[postTerm[i]!]!]!++;
-    const start = new Uint32Array(termCount + 1);
-    for (let r = 0; r < termCount; r++) start[r + 1] = start[r]! + df[r]!;
-    const fill = start.slice(0, termCount);
-    const sortedChunk = new Uint32Array(postingCount);
-    const sortedTf = new Uint32Array(postingCount);
-    for (let i = 0; i < postingCount; i++) {
-      const r = rank[postTerm[i]!]!;
-      const at = fill[r]!++;
-      sortedChunk[at] = postChunk[i]!;
-      sortedTf[at] = postTf[i]!;
-    }
-    // The unsorted triples are the largest thing a build holds: give them back before encoding.
-    this.postTerm.release();
-    this.postChunk.release();
-    this.postTf.release();
-
-    const varints = new VarintWriter();
+    const cursor = new Uint32Array(termCount);
+    const previous = new Uint32Array(termCount);
+    this.forEachPosting((termId, chunk, tf) => {
+      const r = rank[termId]!;
+      df[r]!++;
+      cursor[r]! += varintLength(chunk - previous[termId]!) + varintLength(tf);
+      previous[termId] = chunk;
+    });
     const postingOffsets = new Uint32Array(termCount + 1);
     for (let r = 0; r < termCount; r++) {
-      postingOffsets[r] = varints.length;
-      let previous = 0;
-      for (let at = start[r]!; at < start[r + 1]!; at++) {
-        const chunk = sortedChunk[at]!;
-        varints.write(chunk - previous);
-        varints.write(sortedTf[at]!);
-        previous = chunk;
-      }
+      const size = cursor[r]!;
+      cursor[r] = postingOffsets[r]!;
+      postingOffsets[r + 1] = postingOffsets[r]! + size;
     }
-    postingOffsets[termCount] = varints.length;
+    // Pass 2: write each posting at its term's cursor.
+    const bytes = new Uint8Array(postingOffsets[termCount]!);
+    previous.fill(0);
+    this.forEachPosting((termId, chunk, tf) => {
+      const r = rank[termId]!;
+      let at = writeVarint(bytes, cursor[r]!, chunk - previous[termId]!);
+      at = writeVarint(bytes, at, tf);
+      cursor[r] = at;
+      previous[termId] = chunk;
+    });
+    this.termBlocks = [];
+    this.tfBlocks = [];
+    this.bigTf.clear();
     return {
       terms: [
         { tag: 'TERM', bytes: StringTable.encode(order.map((termId) => terms[termId]!)) },
         { tag: 'DF  ', bytes: leBytes(df) },
         { tag: 'POFF', bytes: leBytes(postingOffsets) },
       ],
-      postings: { tag: 'POST', bytes: varints.bytes() },
+      postings: { tag: 'POST', bytes },
       termCount,
       postingCount,
     };
   }
+}
+
+/**
+ * A copy of `text` that shares no memory with another string. V8 represents a slice of 13 or more
+ * characters as a view of the whole string it was cut from, so a term sliced from a chunk's text
+ * would keep that text alive for as long as the dictionary lives (measured: ~17 MB of chunk texts
+ * on playwright). Concatenating and slicing again makes V8 flatten the term into a string of its own.
+ */
+function ownString(text: string): string {
+  return text.length < 13 ? text : ` ${text}`.slice(1);
 }
 
 /**

@@ -9,13 +9,19 @@ import { GrowableU32 } from './growable.js';
  */
 export class WordTable {
   private slots = new Int32Array(1 << 16); // entry index + 1, 0 = empty
-  private readonly words: string[] = [];
+  /**
+   * The characters of every entry's word, back to back (entry e is chars[wordStart[e]..wordStart[e + 1]]):
+   * one block instead of one string per word, and no slice of an indexed text kept alive.
+   */
+  private chars = new Uint16Array(1 << 16);
+  private readonly wordStart = new GrowableU32();
   private readonly hashes = new GrowableU32();
   private readonly termStart = new GrowableU32();
   private readonly termIds = new GrowableU32(1 << 16);
 
   constructor(private readonly termId: (term: string) => number) {
     this.termStart.push(0);
+    this.wordStart.push(0);
   }
 
   /** Call `onTerm` with the id of every term of `text`, in order, with repeats. */
@@ -60,26 +66,32 @@ export class WordTable {
       if (stored === 0) break;
       const entry = stored - 1;
       if (this.hashes.get(entry) === hash) {
-        const word = this.words[entry]!;
-        if (word.length === length && sameChars(word, text, start)) return entry;
+        const from = this.wordStart.get(entry);
+        if (this.wordStart.get(entry + 1) - from === length && sameChars(this.chars, from, text, start, length)) return entry;
       }
       slot = (slot + 1) & mask;
     }
-    const entry = this.words.length;
-    const word = text.slice(start, end);
-    this.words.push(word);
+    const entry = this.hashes.length;
+    const from = this.wordStart.get(entry);
+    if (from + length > this.chars.length) {
+      const grown = new Uint16Array(Math.max(this.chars.length * 2, from + length));
+      grown.set(this.chars.subarray(0, from));
+      this.chars = grown;
+    }
+    for (let k = 0; k < length; k++) this.chars[from + k] = text.charCodeAt(start + k);
+    this.wordStart.push(from + length);
     this.hashes.push(hash);
-    for (const term of wordTerms(word)) this.termIds.push(this.termId(term));
+    for (const term of wordTerms(text.slice(start, end))) this.termIds.push(this.termId(term));
     this.termStart.push(this.termIds.length);
     this.slots[slot] = entry + 1;
-    if (this.words.length * 2 > this.slots.length) this.rehash();
+    if (this.hashes.length * 2 > this.slots.length) this.rehash();
     return entry;
   }
 
   private rehash(): void {
     const slots = new Int32Array(this.slots.length * 2);
     const mask = slots.length - 1;
-    for (let entry = 0; entry < this.words.length; entry++) {
+    for (let entry = 0; entry < this.hashes.length; entry++) {
       let slot = this.hashes.get(entry) & mask;
       while (slots[slot] !== 0) slot = (slot + 1) & mask;
       slots[slot] = entry + 1;
@@ -88,7 +100,7 @@ export class WordTable {
   }
 }
 
-function sameChars(word: string, text: string, start: number): boolean {
-  for (let k = 0; k < word.length; k++) if (word.charCodeAt(k) !== text.charCodeAt(start + k)) return false;
+function sameChars(chars: Uint16Array, from: number, text: string, start: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (chars[from + k] !== text.charCodeAt(start + k)) return false;
   return true;
 }

@@ -28,6 +28,13 @@ export async function loadLanguages(languages: readonly Language[] = adapterLang
   await Promise.all([...grammars].map((grammar) => loadGrammar(grammar)));
 }
 
+/** The grammar files parsing `language` may load (its own, and its retry's); none without an adapter. */
+export function grammarsOf(language: Language): string[] {
+  const adapter = ADAPTERS[language];
+  if (!adapter) return [];
+  return adapter.retry ? [adapter.grammar, adapter.retry.grammar] : [adapter.grammar];
+}
+
 /** True when the language has a tree-sitter adapter (outline and declaration chunks). */
 export function hasAdapter(language: Language): boolean {
   return adapterFor(language) !== undefined;
