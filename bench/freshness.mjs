@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { newestMtime, prepareBaseline } from './baseline.mjs';
-import { StdioServer, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, summarize, tail } from './lib.mjs';
+import { StdioServer, benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, summarize, tail } from './lib.mjs';
 
 const USAGE = 'usage: node bench/freshness.mjs <corpus-git-checkout> [--baseline-ref REF|none] [--runs N] [--json out.json]';
 const log = (message) => process.stderr.write(`[freshness] ${message}\n`);
@@ -36,7 +36,7 @@ function cloneCorpus(corpus, into) {
 }
 
 async function cli(bin, root, args, options = {}) {
-  const run = await runProcess(process.execPath, [bin, ...args, '--root', root], { env: { ...process.env, NO_COLOR: '1', ...options.env }, peakRss: options.peakRss });
+  const run = await runProcess(process.execPath, [bin, ...args, '--root', root], { env: benchEnv({ NO_COLOR: '1', ...options.env }), peakRss: options.peakRss });
   if (run.code !== 0) throw new Error(`repodex ${args.join(' ')} exited ${run.code}: ${tail(run.stderr)}`);
   return run;
 }
@@ -132,12 +132,23 @@ async function main() {
 
     // 2. Nothing changed: sync against status, interleaved.
     log('no-change sync and status');
-    for (let r = 0; r < runs; r++) {
-      add('status', (await cli(bin, a, ['status', '--json'])).ms);
-      const sync = await cli(bin, a, ['sync', '--json']);
-      if (JSON.parse(sync.stdout).mode !== 'none') notes.push('a no-change sync wrote a generation');
-      add('noChange', sync.ms);
-      if (baseline) add('baseNoChange', (await cli(baseline.bin, baseline.root, ['sync', '--json'])).ms);
+    // Twice the runs (both are cheap), in alternating order: whichever runs right after the
+    // baseline's sync (seconds of work) would otherwise always start on a busier machine.
+    for (let r = 0; r < 2 * runs; r++) {
+      const status = async () => add('status', (await cli(bin, a, ['status', '--json'])).ms);
+      const sync = async () => {
+        const run = await cli(bin, a, ['sync', '--json']);
+        if (JSON.parse(run.stdout).mode !== 'none') notes.push('a no-change sync wrote a generation');
+        add('noChange', run.ms);
+      };
+      if (r % 2 === 0) {
+        await status();
+        await sync();
+      } else {
+        await sync();
+        await status();
+      }
+      if (baseline && r % 2 === 0) add('baseNoChange', (await cli(baseline.bin, baseline.root, ['sync', '--json'])).ms);
     }
 
     // 3. One edited file, then sync (merges of small segments happen every few rounds and are included).
@@ -241,7 +252,7 @@ async function main() {
       `- machine: ${describeMachine(machine)}`,
       `- corpus: ${corpus} @ ${git(corpus, ['rev-parse', 'HEAD'])} (${files.length} source files edited at random)`,
       `- build: ${head}${baseline ? `; baseline ${ref} = ${baseline.sha}` : ''}`,
-      `- runs: ${runs} per edit/status measure, ${syncRuns} per full sync and hundred-file edit; serve: 400 idle searches, 3 re-indexes of 300 edited files (${(samples.reindexSearches ?? []).join(', ')} searches answered during them)`,
+      `- runs: ${runs} per edit measure, ${2 * runs} per no-change status and sync (alternating which goes first), ${syncRuns} per full sync and hundred-file edit; serve: 400 idle searches, 3 re-indexes of 300 edited files (${(samples.reindexSearches ?? []).join(', ')} searches answered during them)`,
       '',
       table,
     ];

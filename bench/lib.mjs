@@ -74,6 +74,26 @@ export function readPeakRss(pid) {
 }
 
 /**
+ * Environment variables removed from every measured process. NODE_EXTRA_CA_CERTS makes Node parse
+ * a certificate bundle at start-up (measured on a machine that sets it: ~50 ms per process, more
+ * than a no-change sync's own work) for TLS that neither repodex nor the baselines use; it is a
+ * property of that machine, not of the tools compared.
+ */
+export const SCRUBBED_ENV = ['NODE_EXTRA_CA_CERTS'];
+
+/** The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. */
+export function benchEnv(extra = {}) {
+  const env = { ...process.env };
+  for (const name of SCRUBBED_ENV) delete env[name];
+  return { ...env, ...extra };
+}
+
+/** Which SCRUBBED_ENV variables this machine sets (for the report). */
+export function scrubbedHere() {
+  return SCRUBBED_ENV.filter((name) => process.env[name] !== undefined);
+}
+
+/**
  * Run a process to completion and time it (wall clock, spawn to exit). With `peakRss` the
  * process runs under `/usr/bin/time -f %M` when that exists, else its VmHWM is polled.
  */
@@ -92,7 +112,7 @@ export function runProcess(command, args, options = {}) {
     const started = performance.now();
     const child = spawn(file, argv, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: options.env ?? benchEnv(),
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const finish = (result) => {
@@ -220,7 +240,9 @@ export function machineInfo() {
 
 /** One line describing the machine. */
 export function describeMachine(machine) {
-  return `${machine.cpu}, ${machine.cores} cores, ${(machine.ram_bytes / 1e9).toFixed(1)} GB RAM, ${machine.os}, node ${machine.node}, load avg ${machine.load_avg.join(' ')}`;
+  const scrubbed = scrubbedHere();
+  const env = scrubbed.length > 0 ? `; ${scrubbed.join(', ')} unset for the measured processes (see SCRUBBED_ENV in bench/lib.mjs)` : '';
+  return `${machine.cpu}, ${machine.cores} cores, ${(machine.ram_bytes / 1e9).toFixed(1)} GB RAM, ${machine.os}, node ${machine.node}, load avg ${machine.load_avg.join(' ')}${env}`;
 }
 
 /** Which extensions and size cap the corpus's own `.repodex/config.json` asks for (defaults otherwise). */
@@ -392,7 +414,7 @@ function withTimeout(promise, ms, what) {
 /** A running `repodex serve --stdio`: one request at a time, each answer timed on the client side. */
 export class StdioServer {
   constructor(bin, corpus, flags = []) {
-    this.child = spawn(process.execPath, [bin, 'serve', '--stdio', ...flags, '--root', corpus], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [bin, 'serve', '--stdio', ...flags, '--root', corpus], { stdio: ['pipe', 'pipe', 'pipe'], env: benchEnv() });
     this.stderr = '';
     this.child.stderr.setEncoding('utf8');
     this.child.stderr.on('data', (text) => {
@@ -620,7 +642,7 @@ export async function measureCodesearch({ corpus, files, queries, runs, indexRun
   if (queries.length === 0) return { skipped: 'no identifiers found in the corpus: codesearch baseline skipped' };
   const dir = mkdtempSync(join(os.tmpdir(), 'repodex-bench-csearch-'));
   const indexPath = join(dir, 'csearchindex');
-  const env = { ...process.env, CSEARCHINDEX: indexPath };
+  const env = benchEnv({ CSEARCHINDEX: indexPath });
   try {
     // The exact file list keeps cindex on repodex's files; a huge list would overflow argv, so
     // then the whole folder is indexed instead (cindex skips dot-folders and binary files itself).

@@ -24,7 +24,8 @@ export const FORMAT_VERSION = 3;
  * Log:
  *   1 — tokenizer: identifiers split on case, underscore, hyphen and digit boundaries, whole
  *       identifier kept, English stopwords; tree-sitter declaration chunks (text fallback);
- *       path and declared-name fields; 3-line snippets; chunk id = first 4 bytes of
- *       sha256(path ‖ chunk_index ‖ chunk_hash), probing upwards on collision.
+ *       path and declared-name fields; 3-line snippets; chunk id = a 32-bit mix of the path's
+ *       FNV-1a hash, chunk_index and the chunk hash (engine/chunk-ids.ts), probing upwards on
+ *       collision.
  */
 export const FEATURE_VERSION = 1;

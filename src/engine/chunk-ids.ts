@@ -1,12 +1,28 @@
-import { createHash } from 'node:crypto';
+/** The murmur3 finalizer: every input bit flips each output bit with probability about 1/2. */
+function mix32(value: number): number {
+  let h = value >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** A 32-bit hash of a path (FNV-1a over its UTF-16 code units, then mixed): the per-file part of a chunk's preferred id. */
+export function pathHash(path: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 0x01000193);
+  return mix32(h);
+}
 
 /**
- * The id a chunk would like: the first four bytes of sha256(path ‖ chunk_index ‖ chunk_hash), so
- * the same chunk (seed 001 identity) gets the same uint32 id in every build of every clone, and an
- * edited chunk a new one.
+ * The id a chunk would like, from its identity (seed 001's path, chunk_index, chunk_hash): the
+ * path's hash, the index and two words of the chunk hash (a sha256 of the chunk's content, so
+ * already uniform), mixed. The same chunk gets the same uint32 id in every build of every clone,
+ * and an edited chunk a new one. A sha256 per chunk would do the same at ~3 µs each (~40 ms of a
+ * full build of playwright, measured); this costs a tenth of that or less.
  */
-export function preferredChunkId(path: string, chunkIndex: number, hash: Uint8Array): number {
-  return createHash('sha256').update(path).update('\0').update(String(chunkIndex)).update('\0').update(hash).digest().readUInt32LE(0);
+export function preferredChunkId(pathKey: number, chunkIndex: number, hash: Uint8Array): number {
+  const word = (at: number) => (hash[at]! | (hash[at + 1]! << 8) | (hash[at + 2]! << 16) | (hash[at + 3]! << 24)) >>> 0;
+  return mix32(mix32(pathKey ^ word(0)) ^ Math.imul(chunkIndex + 1, 0x9e3779b1) ^ word(4));
 }
 
 /** The key of a chunk's identity within its file. */
@@ -26,18 +42,25 @@ export class ChunkIdAllocator {
 
   constructor(private readonly takenBefore: (id: number) => boolean) {}
 
-  /** Ids for one file's chunks, in chunk order; `previous` maps identity keys of the file's old chunks to their ids. */
-  assign(path: string, hashes: readonly Uint8Array[], previous: ReadonlyMap<string, number>): number[] {
-    return hashes.map((hash, chunkIndex) => {
-      const kept = previous.get(identityKey(chunkIndex, Buffer.from(hash).toString('hex')));
-      if (kept !== undefined && !this.assigned.has(kept)) {
-        this.assigned.add(kept);
-        return kept;
+  /**
+   * Ids for one file's chunks, in chunk order, and how many kept the id they had; `previous` maps
+   * identity keys of the file's old chunks to their ids.
+   */
+  assign(path: string, hashes: readonly Uint8Array[], previous: ReadonlyMap<string, number>): { ids: number[]; kept: number } {
+    const pathKey = pathHash(path);
+    let kept = 0;
+    const ids = hashes.map((hash, chunkIndex) => {
+      const before = previous.size > 0 ? previous.get(identityKey(chunkIndex, Buffer.from(hash).toString('hex'))) : undefined;
+      if (before !== undefined && !this.assigned.has(before)) {
+        this.assigned.add(before);
+        kept++;
+        return before;
       }
-      let id = preferredChunkId(path, chunkIndex, hash);
+      let id = preferredChunkId(pathKey, chunkIndex, hash);
       while (this.assigned.has(id) || this.takenBefore(id)) id = (id + 1) >>> 0;
       this.assigned.add(id);
       return id;
     });
+    return { ids, kept };
   }
 }

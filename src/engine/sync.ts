@@ -351,11 +351,7 @@ async function buildFile(
   const contents = outcome.spans.map((span) => lines.slice(span.startLine - 1, span.endLine).join('\n'));
   const hashes = contents.map((content) => chunkHash(content, rulesKey));
   const previous = await previousIdentities(base, record.path);
-  const ids = allocator.assign(record.path, hashes, previous);
-  let matched = 0;
-  hashes.forEach((hash, index) => {
-    if (previous.get(identityKey(index, hash.toString('hex'))) === ids[index]) matched++;
-  });
+  const { ids, kept: matched } = allocator.assign(record.path, hashes, previous);
   const pathTerms = queryTerms(record.path);
   const chunks: NewChunk[] = outcome.spans.map((span, index) => ({
     id: ids[index]!,
