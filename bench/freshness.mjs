@@ -35,7 +35,17 @@ function cloneCorpus(corpus, into) {
   return into;
 }
 
+/**
+ * Write back dirty pages (coreutils `sync`) before a timed run, so it does not pay for the
+ * previous run's writes: a baseline that rewrites its whole index on every sync leaves ~10 MB for
+ * the kernel to flush while the next command runs.
+ */
+function settle() {
+  spawnSync('sync');
+}
+
 async function cli(bin, root, args, options = {}) {
+  settle();
   const run = await runProcess(process.execPath, [bin, ...args, '--root', root], { env: benchEnv({ NO_COLOR: '1', ...options.env }), peakRss: options.peakRss });
   if (run.code !== 0) throw new Error(`repodex ${args.join(' ')} exited ${run.code}: ${tail(run.stderr)}`);
   return run;
@@ -112,29 +122,37 @@ async function main() {
     const samples = {};
     const add = (key, value) => (samples[key] ??= []).push(value);
 
-    // 1. Full sync from nothing (no index, no parse cache), with peak RSS; interleaved with the baseline.
-    const syncRuns = Math.max(3, Math.round(runs / 5));
+    // 1. Full sync from nothing (no index, no parse cache), with peak RSS; paired with the
+    // baseline, alternating which of the two runs first.
+    const syncRuns = Math.max(5, Math.round(runs / 3));
+    const hundredRuns = Math.max(3, Math.round(runs / 5));
     for (let r = 0; r < syncRuns; r++) {
       log(`full sync ${r + 1}/${syncRuns}`);
-      rmSync(join(a, '.repodex'), { recursive: true, force: true });
-      const current = await cli(bin, a, ['sync', '--json'], { peakRss: true });
-      add('full', current.ms);
-      add('fullRss', current.peakRss);
-      if (baseline) {
+      const ours = async () => {
+        rmSync(join(a, '.repodex'), { recursive: true, force: true });
+        const current = await cli(bin, a, ['sync', '--json'], { peakRss: true });
+        add('full', current.ms);
+        add('fullRss', current.peakRss);
+      };
+      const theirs = async () => {
         rmSync(join(baseline.root, '.repodex'), { recursive: true, force: true });
         const before = await cli(baseline.bin, baseline.root, ['sync', '--json'], { peakRss: true });
         add('baseFull', before.ms);
         add('baseFullRss', before.peakRss);
-      }
+      };
+      if (baseline && r % 2 === 1) await theirs();
+      await ours();
+      if (baseline && r % 2 === 0) await theirs();
     }
     // A rebuild whose files were all parsed before (`--force` with the parse cache).
     for (let r = 0; r < syncRuns; r++) add('force', (await cli(bin, a, ['sync', '--force', '--json'])).ms);
 
     // 2. Nothing changed: sync against status, interleaved.
     log('no-change sync and status');
-    // Twice the runs (both are cheap), in alternating order: whichever runs right after the
-    // baseline's sync (seconds of work) would otherwise always start on a busier machine.
+    // Twice the runs (both are cheap), in alternating order, so neither is always the one that
+    // follows the baseline's sync (seconds of work).
     for (let r = 0; r < 2 * runs; r++) {
+      if (baseline) add('baseNoChange', (await cli(baseline.bin, baseline.root, ['sync', '--json'])).ms);
       const status = async () => add('status', (await cli(bin, a, ['status', '--json'])).ms);
       const sync = async () => {
         const run = await cli(bin, a, ['sync', '--json']);
@@ -148,7 +166,6 @@ async function main() {
         await sync();
         await status();
       }
-      if (baseline && r % 2 === 0) add('baseNoChange', (await cli(baseline.bin, baseline.root, ['sync', '--json'])).ms);
     }
 
     // 3. One edited file, then sync (merges of small segments happen every few rounds and are included).
@@ -166,7 +183,7 @@ async function main() {
 
     // 4. A hundred edited files, then sync.
     log('hundred-file edits');
-    for (let r = 0; r < syncRuns; r++) {
+    for (let r = 0; r < hundredRuns; r++) {
       const paths = pickFiles(100);
       for (const path of paths) touchEdit(a, path, `h${r}`);
       add('hundred', (await cli(bin, a, ['sync', '--json'])).ms);
@@ -226,7 +243,10 @@ async function main() {
     const med = (key) => s[key]?.median ?? null;
     const rows = [];
     const row = (metric, value, format, target, ok, base) => rows.push([metric, format(value), target ?? '', ok === undefined ? '' : ok ? 'pass' : 'MISS', base === undefined || base === null ? '' : format(base), base ? `${(value / base).toFixed(2)}×` : '']);
-    row('full sync from nothing, median', med('full'), formatMs, 'no slower than the baseline', baseline ? med('full') <= med('baseFull') * 1.05 : undefined, baseline ? med('baseFull') : null);
+    // The verdict on speed is the median of per-pair ratios: drift on a shared machine moves both runs of a pair.
+    const pairedFull = baseline ? summarize(samples.full.map((ms, i) => ms / samples.baseFull[i])).median : null;
+    row('full sync from nothing, median', med('full'), formatMs, 'no slower than the baseline', baseline ? pairedFull <= 1.05 : undefined, baseline ? med('baseFull') : null);
+    if (baseline) rows.push(['full sync ÷ baseline, median of paired runs', `${pairedFull.toFixed(2)}×`, '≤ 1.05× (noise)', pairedFull <= 1.05 ? 'pass' : 'MISS', '', '']);
     row('full sync peak RSS, median', med('fullRss'), formatBytes, `≤ ${formatBytes(TARGETS.syncRssBytes)}`, med('fullRss') <= TARGETS.syncRssBytes, baseline ? med('baseFullRss') : null);
     row('rebuild with every file parsed before (`--force`)', med('force'), formatMs);
     row('no-change `status`, median', med('status'), formatMs);
@@ -252,7 +272,7 @@ async function main() {
       `- machine: ${describeMachine(machine)}`,
       `- corpus: ${corpus} @ ${git(corpus, ['rev-parse', 'HEAD'])} (${files.length} source files edited at random)`,
       `- build: ${head}${baseline ? `; baseline ${ref} = ${baseline.sha}` : ''}`,
-      `- runs: ${runs} per edit measure, ${2 * runs} per no-change status and sync (alternating which goes first), ${syncRuns} per full sync and hundred-file edit; serve: 400 idle searches, 3 re-indexes of 300 edited files (${(samples.reindexSearches ?? []).join(', ')} searches answered during them)`,
+      `- runs: ${runs} per edit measure, ${2 * runs} per no-change status and sync (alternating which follows the baseline), ${syncRuns} per full sync, ${hundredRuns} per hundred-file edit; serve: 400 idle searches, 3 re-indexes of 300 edited files (${(samples.reindexSearches ?? []).join(', ')} searches answered during them)`,
       '',
       table,
     ];
