@@ -118,7 +118,7 @@ export function printFetch(report: ResponseOf<'fetch'>, style: Style): string {
       lines.push(style.dim(`   hint: ${chunk.hint}`));
       continue;
     }
-    const notes = [chunk.truncated ? `first ${chunk.lines.length} lines` : '', chunk.stale ? 'file changed since sync' : ''].filter(Boolean).join(', ');
+    const notes = [chunk.truncated ? (chunk.lines.length === 1 ? 'first line' : `first ${chunk.lines.length} lines`) : '', chunk.stale ? 'file changed since sync' : ''].filter(Boolean).join(', ');
     lines.push(style.cyan(`── ${chunk.path}:${chunk.start_line}-${chunk.end_line} (chunk ${chunk.chunk_id})${notes ? ` [${notes}]` : ''}`));
     lines.push(...chunk.lines);
   }
