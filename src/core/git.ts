@@ -8,7 +8,8 @@ export interface GitHead {
   readonly branch: string | null;
 }
 
-function readText(path: string): string | undefined {
+function readText(path: string, consulted?: string[]): string | undefined {
+  consulted?.push(path);
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
@@ -18,31 +19,34 @@ function readText(path: string): string | undefined {
 }
 
 /** The git dir of a root: `.git` itself, or where a `.git` file (worktree, submodule) points. */
-function gitDir(root: string): string | undefined {
+function gitDir(root: string, consulted?: string[]): string | undefined {
   const dotGit = join(root, '.git');
-  const asFile = readText(dotGit);
+  const asFile = readText(dotGit, consulted);
   if (asFile !== undefined) {
     const match = /^gitdir:\s*(.+)\s*$/m.exec(asFile);
     return match ? resolve(root, match[1]!) : undefined;
   }
-  return readText(join(dotGit, 'HEAD')) === undefined ? undefined : dotGit;
+  return readText(join(dotGit, 'HEAD'), consulted) === undefined ? undefined : dotGit;
 }
 
-/** HEAD commit and branch, or undefined outside a git repository. */
-export function readGitHead(root: string): GitHead | undefined {
-  const dir = gitDir(root);
+/**
+ * HEAD commit and branch, or undefined outside a git repository. Every path read or looked for is
+ * added to `consulted` (for FileMemo).
+ */
+export function readGitHead(root: string, consulted?: string[]): GitHead | undefined {
+  const dir = gitDir(root, consulted);
   if (!dir) return undefined;
-  const head = readText(join(dir, 'HEAD'))?.trim();
+  const head = readText(join(dir, 'HEAD'), consulted)?.trim();
   if (!head) return undefined;
   if (!head.startsWith('ref:')) return { commit: head, branch: null };
   const ref = head.slice(4).trim();
   const branch = ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ref;
-  const commonDir = readText(join(dir, 'commondir'))?.trim();
+  const commonDir = readText(join(dir, 'commondir'), consulted)?.trim();
   const refDirs = commonDir ? [dir, resolve(dir, commonDir)] : [dir];
   for (const refDir of refDirs) {
-    const loose = readText(join(refDir, ref))?.trim();
+    const loose = readText(join(refDir, ref), consulted)?.trim();
     if (loose) return { commit: loose, branch };
-    const packed = readText(join(refDir, 'packed-refs'));
+    const packed = readText(join(refDir, 'packed-refs'), consulted);
     const line = packed?.split('\n').find((l) => l.endsWith(` ${ref}`));
     if (line) return { commit: line.slice(0, line.indexOf(' ')), branch };
   }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
 import { createFileAtomic } from '../core/fs-atomic.js';
-import { readGitHead } from '../core/git.js';
+import { FileMemo } from '../core/file-memo.js';
+import { type GitHead, readGitHead } from '../core/git.js';
 import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
@@ -124,6 +125,10 @@ export class Engine {
   /** Syncs of this engine run one after another. */
   private syncing: Promise<unknown> = Promise.resolve();
   private loadCount = 0;
+  /** Config and safety rules, derived again only when config.json changes (a server asks on every request). */
+  private readonly contextMemo: FileMemo<RepoContext>;
+  /** git HEAD, read again only when a file it came from changes. */
+  private readonly headMemo: FileMemo<GitHead | undefined>;
 
   constructor(
     readonly root: string,
@@ -133,6 +138,11 @@ export class Engine {
     this.paths = repoPaths(root);
     this.probe = options.probe ?? statProbe;
     this.runner = options.runner ?? inProcessRunner(store);
+    this.contextMemo = new FileMemo((consulted) => {
+      consulted.push(this.paths.config);
+      return loadContext(root);
+    });
+    this.headMemo = new FileMemo((consulted) => readGitHead(root, consulted));
   }
 
   /** How many times index generations were loaded (observable for tests and benchmarks). */
@@ -141,7 +151,7 @@ export class Engine {
   }
 
   private context(): RepoContext {
-    return loadContext(this.root);
+    return this.contextMemo.get();
   }
 
   /** Automatic indexing: on unless REPODEX_INDEXING=0 or config `auto_index: false`. */
@@ -242,7 +252,7 @@ export class Engine {
       view = await this.view();
       return { view, synced, warnings: synced ? [] : ['a sync is running in another process: results come from the index it is replacing'], freshness: this.freshness(view, false) };
     }
-    const ruleReasons = ruleStaleness(ctx, view.meta, readGitHead(this.root));
+    const ruleReasons = ruleStaleness(ctx, view.meta, this.headMemo.get());
     const treeReasons = await this.probe.check(ctx, view);
     const reasons = [...ruleReasons, ...treeReasons];
     if (reasons.length === 0) return { view, synced: undefined, warnings: [], freshness: this.freshness(view, false) };

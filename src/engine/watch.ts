@@ -47,9 +47,14 @@ export const parcelSubscribe: Subscribe = async (root, onEvents, onError, ignore
   }
 };
 
-/** The folders no watcher needs to see: version control and the built-in skip folders (not `.repodex/`: its config matters). */
+/**
+ * The folders no watcher needs to see, at any depth: version control and the built-in skip
+ * folders (not `.repodex/`: its config matters). One glob with alternatives, not one per folder:
+ * the watcher matches every path of its first crawl against each glob, and 24 globs made
+ * subscribing to playwright take 411 ms against 57 ms for the one.
+ */
 function ignoredFolders(): string[] {
-  return [...SKIP_DIRS].filter((name) => name !== DATA_DIR_NAME).map((name) => `**/${name}`);
+  return [`**/{${[...SKIP_DIRS].filter((name) => name !== DATA_DIR_NAME).join(',')}}`];
 }
 
 /**
