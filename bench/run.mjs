@@ -4,7 +4,7 @@
 // Usage: node bench/run.mjs <corpus-dir> [--baseline-ref REF|none] [--queries N] [--runs N]
 //        [--sync-runs N] [--seed N] [--json out.json]
 // Progress goes to stderr; the report (Markdown) goes to stdout. See bench/README.md.
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -75,6 +75,13 @@ async function main() {
   if (newestMtime(join(repo, 'src')) > statSync(dist).mtimeMs) notes.push('dist/cli.js is older than src/: the numbers below may be for a stale build (run `npm run build`)');
 
   const machine = machineInfo();
+  // A corpus without its own config gets a fresh `.repodex/` per build, so each build writes the
+  // default config it understands (an older build refuses a newer build's config fields). A
+  // corpus with one keeps it for both builds: it says what to index.
+  const corpusConfig = existsSync(join(corpus, '.repodex', 'config.json'));
+  const freshIndexFolder = () => {
+    if (!corpusConfig) rmSync(join(corpus, '.repodex'), { recursive: true, force: true });
+  };
   const selection = corpusSelection(corpus);
   const files = listCorpusFiles(corpus, selection);
   const sourceBytes = files.reduce((sum, file) => sum + file.size, 0);
@@ -90,7 +97,7 @@ async function main() {
   const rg = await measureRg({ corpus, selection, queries: oneShot, runs: runs.oneshot, log });
   const codesearch = await measureCodesearch({ corpus, files, queries: oneShot, runs: runs.oneshot, indexRuns: runs.sync, log });
 
-  // The baseline build goes first so the corpus is left indexed by the current build.
+  // The baseline build goes first, so a corpus with its own config is left indexed by the current build.
   const ref = values['baseline-ref'];
   let baseline = null;
   let baselineInfo = null;
@@ -108,9 +115,10 @@ async function main() {
       baselineInfo = { ref, sha: prepared.sha ?? null, problem: prepared.problem ?? null };
       if (!prepared.problem) {
         log(`measuring the baseline build ${ref}`);
+        freshIndexFolder();
         baseline = await measureRepodex({ bin: prepared.bin, corpus, queries: sample.queries, oneShotQueries: oneShot, runs, log: (m) => log(`[${ref}] ${m}`) });
         if (baseline.errors.length > 0) {
-          baselineInfo.problem = `the baseline build failed: ${baseline.errors[0]}`;
+          baselineInfo.problem = `the baseline build failed: ${baseline.errors[0]}${corpusConfig ? ' (the corpus has its own .repodex/config.json, which both builds use)' : ''}`;
           if (!baseline.sync) baseline = null;
         }
       }
@@ -123,7 +131,9 @@ async function main() {
   }
 
   log('measuring the current build');
+  freshIndexFolder();
   const current = await measureRepodex({ bin, corpus, queries: sample.queries, oneShotQueries: oneShot, runs, log: (m) => log(`[current] ${m}`) });
+  freshIndexFolder();
 
   const baselineLabel = baselineInfo && baseline ? `${ref} (${baselineInfo.sha.slice(0, 7)})` : null;
   const rows = buildRows({ current, baseline, rg, codesearch });
