@@ -12,7 +12,7 @@ import type { NewFile, Tree } from '../../index/model.js';
 import { Segment, SegmentBuilder } from '../../index/segment.js';
 import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, MetaDraft, ParseCache } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
-import { acquireLock, isLockLeftover, lockHolder } from './lock.js';
+import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
 import { FsParseCache, verifyParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
 
@@ -219,9 +219,15 @@ export class FsStore implements IndexStore {
     }
   }
 
-  /** Remove generation and segment files no longer named by the current or the previous manifest, and temp files of dead writers. */
+  /**
+   * Remove generation and segment files no longer named by the current or the previous manifest,
+   * temp files of dead writers, and lock files of processes killed while taking the lock. Runs
+   * under the lock.
+   */
   collectGarbage(keep: ReadonlySet<string>): void {
-    for (const name of this.list()) {
+    const names = this.list();
+    sweepLockLeftovers(this.lockPath, names);
+    for (const name of names) {
       const isIndexFile = GENERATION_FILE.test(name) || SEGMENT_FILE.test(name);
       const isTemp = TEMP_FILE.test(name) && !name.endsWith(`.tmp-${process.pid}`) && !name.startsWith('lock');
       if ((isIndexFile && !keep.has(name)) || isTemp) {
@@ -251,7 +257,9 @@ export class FsStore implements IndexStore {
         // A damaged older manifest belongs to no reader worth keeping it for.
       }
     }
-    const stray = this.list().some((name) => ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) || TEMP_FILE.test(name));
+    const stray = this.list().some(
+      (name) => ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) || TEMP_FILE.test(name) || isLockLeftover(name, this.lockPath),
+    );
     if (stray) this.collectGarbage(keep);
   }
 

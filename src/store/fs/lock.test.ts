@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, tempDir } from '../../../test/helpers.js';
 import { isRepodexError } from '../../core/errors.js';
-import { acquireLock, lockHolder, processStartTime } from './lock.js';
+import { acquireLock, lockHolder, processStartTime, sweepLockLeftovers } from './lock.js';
 
 async function lockedCode(promise: Promise<unknown>): Promise<string> {
   try {
@@ -78,6 +78,23 @@ describe('the writer lock', () => {
     await (await acquireLock(path)).release();
     writeLock(path, { pid: 0, start: null });
     await (await acquireLock(path)).release();
+  });
+
+  it('regression: claims and temp files of processes killed while taking the lock are swept, a live one\'s are kept', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'lock');
+    writeLock(`${path}.takeover-aaaa.bbbb.tmp`, { pid: 999_999_999, token: 'bbbb' }); // killed mid-takeover
+    writeLock(`${path}.cccc.tmp`, { pid: 999_999_999, token: 'cccc' }); // killed before linking
+    writeLock(`${path}.dddd.tmp`, { pid: process.pid, start: processStartTime(process.pid) ?? null, token: 'dddd' }); // alive
+    writeFileSync(`${path}.eeee.tmp`, ''); // being written right now
+    writeFileSync(`${path}.ffff.tmp`, '{"pi'); // half-written long ago
+    utimesSync(`${path}.ffff.tmp`, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    writeFileSync(join(dir, 'other.tmp'), 'not a lock file');
+    const held = await acquireLock(path);
+    const removed = sweepLockLeftovers(path, readdirSync(dir));
+    expect(removed.sort()).toEqual(['lock.cccc.tmp', 'lock.ffff.tmp', 'lock.takeover-aaaa.bbbb.tmp']);
+    expect(readdirSync(dir).sort()).toEqual(['lock', 'lock.dddd.tmp', 'lock.eeee.tmp', 'other.tmp']);
+    await held.release();
   });
 
   it('a lock held on another host is not taken over, and the error says how to clear it', async () => {

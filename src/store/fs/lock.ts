@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync } from 'node:fs';
+import { linkSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { basename } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { writeFileDurable } from '../../core/fs-atomic.js';
 import type { HeldLock, LockOwner } from '../backend.js';
@@ -220,4 +220,49 @@ export function lockHolder(path: string): LockOwner | undefined {
 export function isLockLeftover(name: string, lockPath: string): boolean {
   const base = basename(lockPath);
   return name.startsWith(`${base}.`) && (name.includes('.takeover-') || name.endsWith('.tmp'));
+}
+
+/** A leftover whose content cannot be read is judged by age: writers finish a record within milliseconds. */
+const UNREADABLE_LEFTOVER_AGE_MS = 60_000;
+
+/**
+ * Remove the takeover claims and private temp files that processes killed mid-acquisition left
+ * next to the lock at `lockPath`. Only files whose recorded owner is dead (or, unreadable, older
+ * than a minute) go: a live process between writing its temp file and linking it is never
+ * disturbed. Call while holding the lock. Returns the names removed.
+ */
+export function sweepLockLeftovers(lockPath: string, names: readonly string[]): string[] {
+  const dir = dirname(lockPath);
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!isLockLeftover(name, lockPath)) continue;
+    const path = join(dir, name);
+    let abandoned: boolean;
+    const record = readRecordQuietly(path);
+    if (record === null) continue; // already gone
+    if (record === 'unreadable') {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      abandoned = stat !== undefined && Date.now() - stat.mtimeMs > UNREADABLE_LEFTOVER_AGE_MS;
+    } else {
+      abandoned = liveness(record) === 'dead';
+    }
+    if (!abandoned) continue;
+    removeIfPresent(path);
+    removed.push(name);
+  }
+  return removed;
+}
+
+/** A leftover's record, 'unreadable' for a partial or foreign file, null when it is gone. */
+function readRecordQuietly(path: string): LockRecord | 'unreadable' | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return isErrnoException(error, 'ENOENT') ? null : 'unreadable';
+  }
+  if (text === '') return 'unreadable';
+  const record = readRecord(path);
+  if (record === undefined) return null;
+  return record.token.startsWith('unreadable-') ? 'unreadable' : record;
 }
