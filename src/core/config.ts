@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
 import { describeIssues } from './issues.js';
 import { RepodexError, errorMessage, isErrnoException } from './errors.js';
+import { DEFAULT_LIMITS, LIMITS, LIMIT_NAMES, type LimitName, type Limits, resolveLimits } from './limits.js';
 
 /** Extensions indexed when `project_type` is `auto` (SPEC §9). */
 export const AUTO_EXTENSIONS = [
@@ -27,13 +28,30 @@ const WatchConfigSchema = z.strictObject({
   debounce_ms: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 500),
 });
 
+/** A limit as a config key: a whole number in its range, the message naming both. */
+const limitSetting = (name: LimitName) => {
+  const { min, max } = LIMITS[name];
+  const range = `must be a whole number from ${min} to ${max}`;
+  return z.optional(z.int(range).check(z.minimum(min, range), z.maximum(max, range)));
+};
+
+/** `limits`: seed 002 §7.3, each overridable by a flag on `serve`. */
+const LimitsConfigSchema = z.strictObject(Object.fromEntries(LIMIT_NAMES.map((name) => [name, limitSetting(name)])) as { [K in LimitName]: ReturnType<typeof limitSetting> });
+
 /** Schema of `.repodex/config.json`; unknown keys are rejected so typos surface instead of being ignored. */
 export const ConfigSchema = z.strictObject({
   project_type: z._default(z.enum(['auto', 'ts']), 'auto'),
   include_extensions: z.optional(z.array(z.string().check(z.regex(/^\.[^/\\]+$/, 'an extension starts with "." (e.g. ".ts")')))),
   exclude: z._default(z.array(z.string().check(z.minLength(1))), []),
   include_declaration_files: z._default(z.boolean(), false),
-  max_file_bytes: z._default(z.int().check(z.minimum(1), z.maximum(64 * 1024 * 1024)), 1024 * 1024),
+  /** Older spelling of `limits.max_file_bytes`, still accepted. */
+  max_file_bytes: limitSetting('max_file_bytes'),
+  limits: z._default(LimitsConfigSchema, {}),
+  /**
+   * Index and serve files that have more than one hard link. Off by default: a hard link gives a
+   * file a second name the denylist cannot see (`notes.txt` may also be `.env`).
+   */
+  allow_hard_links: z._default(z.boolean(), false),
   denylist: z._default(z.array(z.string().check(z.minLength(1))), []),
   chunk: z._default(ChunkConfigSchema, { target_lines: 60, max_lines: MAX_CHUNK_LINES, overlap_lines: 10 }),
   /** Build a missing index and refresh a stale one before answering (REPODEX_INDEXING=0 also turns it off). */
@@ -62,7 +80,12 @@ export interface LoadedConfig {
 /** The config written by `repodex init`: every default spelled out so users can see what to change. */
 export function defaultConfigText(): string {
   const config = ConfigSchema.parse({});
-  return `${JSON.stringify({ ...config, exclude: [], denylist: [] }, null, 2)}\n`;
+  return `${JSON.stringify({ ...config, exclude: [], denylist: [], limits: DEFAULT_LIMITS }, null, 2)}\n`;
+}
+
+/** The limits a config sets, over the defaults (flags on `serve` may override them for reads). */
+export function configLimits(config: Config): Limits {
+  return resolveLimits({ ...config.limits, max_file_bytes: config.limits.max_file_bytes ?? config.max_file_bytes });
 }
 
 /** Hash of raw config bytes (seed 000 §3.6: never of a re-serialized object). */
@@ -90,6 +113,9 @@ export function loadConfig(path: string): LoadedConfig {
   const parsed = ConfigSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     throw new RepodexError('CONFIG_INVALID', `${path}: ${describeIssues(parsed.error)}`);
+  }
+  if (parsed.data.max_file_bytes !== undefined && parsed.data.limits.max_file_bytes !== undefined && parsed.data.max_file_bytes !== parsed.data.limits.max_file_bytes) {
+    throw new RepodexError('CONFIG_INVALID', `${path}: max_file_bytes and limits.max_file_bytes disagree: keep limits.max_file_bytes only`);
   }
   if (parsed.data.chunk.target_lines > parsed.data.chunk.max_lines) {
     throw new RepodexError('CONFIG_INVALID', `${path}: chunk.target_lines must not exceed chunk.max_lines`);

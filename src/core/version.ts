@@ -27,5 +27,8 @@ export const FORMAT_VERSION = 3;
  *       path and declared-name fields; 3-line snippets; chunk id = a 32-bit mix of the path's
  *       FNV-1a hash, chunk_index and the chunk hash (engine/chunk-ids.ts), probing upwards on
  *       collision.
+ *   2 — credentials found by content (secretlint's recommended rules plus repodex's own:
+ *       safety/secrets.ts) keep a file out of the index; more credential files denylisted;
+ *       files with several hard links skipped (state `hard-link`).
  */
-export const FEATURE_VERSION = 1;
+export const FEATURE_VERSION = 2;

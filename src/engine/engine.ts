@@ -353,7 +353,7 @@ export class Engine {
   }
 
   /** A bounded line range of any file under the root (no index needed). */
-  open(path: string, start?: number, end?: number): OpenReport {
+  open(path: string, start?: number, end?: number): Promise<OpenReport> {
     return openFile(this.context(), path, start, end);
   }
 

@@ -1,7 +1,7 @@
 import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
-import { numberLines, readRepoFile } from './read-file.js';
+import { numberLines, readLimitsOf, readRepoFile } from './read-file.js';
 
 /** Fetch limits from seed 000 §4.2. */
 export const MAX_FETCH_IDS = 5;
@@ -44,7 +44,7 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
   const docs = wanted.map((id) => view.docOf(id));
   const records = await view.chunks(docs.filter((doc) => doc >= 0));
   let next = 0;
-  const chunks = wanted.map((id, i): FetchedChunk => {
+  const fetchOne = async (id: number, i: number): Promise<FetchedChunk> => {
     if (docs[i]! < 0) {
       return {
         chunk_id: id,
@@ -54,7 +54,7 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
       };
     }
     const record = records[next++]!;
-    const read = readRepoFile(ctx.guard, record.path, ctx.loaded.config.max_file_bytes);
+    const read = await readRepoFile(ctx.guard, record.path, readLimitsOf(ctx));
     if (!read.ok) return { chunk_id: id, path: record.path, blocked: read.blocked, error: read.reason, hint: read.hint };
     const chunkLines = read.lines.slice(record.startLine - 1, record.endLine);
     const stale =
@@ -71,6 +71,8 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
       long_lines_cut: numbered.cut,
       stale,
     };
-  });
+  };
+  const chunks: FetchedChunk[] = [];
+  for (let i = 0; i < wanted.length; i++) chunks.push(await fetchOne(wanted[i]!, i));
   return { chunks, ignored_ids: unique.slice(MAX_FETCH_IDS), max_lines: maxLines };
 }

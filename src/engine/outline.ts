@@ -4,7 +4,7 @@ import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageOf } from '../scan/language.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
-import { readRepoFile } from './read-file.js';
+import { readLimitsOf, readRepoFile } from './read-file.js';
 
 /** The answer to `outline`: a file's declarations, or why it could not be read. */
 export type OutlineReport =
@@ -42,7 +42,7 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
       if (stored.fallback === 'parse-error') return { path: checked.path, language, parsed: false, source: 'index', symbols: [], blocked: false };
     }
   }
-  const read = readRepoFile(ctx.guard, checked.path, ctx.loaded.config.max_file_bytes);
+  const read = await readRepoFile(ctx.guard, checked.path, readLimitsOf(ctx));
   if (!read.ok) return { path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint };
   await loadLanguages([language]);
   const analysis = analyze(language, read.lines.join('\n'));

@@ -16,7 +16,8 @@ export const MIN_FILES_FOR_WORKERS = 96;
 
 /** Parses texts for a sync: in worker threads when there is enough to parse, else in-process. */
 export interface Parser {
-  parse(text: string, language: Language): Promise<ParseOutcome>;
+  /** Check `text` (the file at repository path `path`) for credentials, then chunk it. */
+  parse(text: string, language: Language, path: string): Promise<ParseOutcome>;
   close(): Promise<void>;
 }
 
@@ -66,7 +67,7 @@ export async function createParser(params: ChunkParams, languages: readonly Lang
   const script = bundledScript('parse-worker.js');
   const workers = workerCount(reservedCores);
   if (!script || languages.length < MIN_FILES_FOR_WORKERS || workers === 0) {
-    return { parse: (text, language) => parseText(text, language, params), close: async () => undefined };
+    return { parse: (text, language, path) => parseText(text, language, params, path), close: async () => undefined };
   }
   const perGrammar = new Map<string, number>();
   for (const language of languages) for (const grammar of grammarsOf(language)) perGrammar.set(grammar, (perGrammar.get(grammar) ?? 0) + 1);
@@ -80,6 +81,7 @@ interface Task {
   readonly index: number;
   readonly text: string;
   readonly language: Language;
+  readonly path: string;
   resolve(outcome: ParseOutcome): void;
   reject(error: Error): void;
 }
@@ -130,13 +132,13 @@ class PoolParser implements Parser {
     }
   }
 
-  parse(text: string, language: Language): Promise<ParseOutcome> {
+  parse(text: string, language: Language, path: string): Promise<ParseOutcome> {
     if (this.failure) return Promise.reject(this.failure);
     // After close (the sync is past its parses), anything left is parsed in this thread.
-    if (this.closing) return parseText(text, language, this.params);
+    if (this.closing) return parseText(text, language, this.params, path);
     if (this.workers.length === 0) this.start();
     return new Promise<ParseOutcome>((resolve, reject) => {
-      this.queue.push({ index: this.next++, text, language, resolve, reject });
+      this.queue.push({ index: this.next++, text, language, path, resolve, reject });
       for (const worker of this.workers) this.feed(worker);
     });
   }
@@ -167,7 +169,7 @@ class PoolParser implements Parser {
       }
       if (tasks.length === 0) return;
       for (const task of tasks) this.waiting.set(task.index, task);
-      worker.postMessage({ params: this.params, batch: tasks.map(({ index, text, language }) => ({ index, text, language })) } satisfies ParseRequest);
+      worker.postMessage({ params: this.params, batch: tasks.map(({ index, text, language, path }) => ({ index, text, language, path })) } satisfies ParseRequest);
       this.inFlight.set(worker, this.inFlight.get(worker)! + 1);
     }
   }

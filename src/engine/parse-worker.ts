@@ -6,7 +6,7 @@ import { type ParseOutcome, parseText } from './prepare-file.js';
 /** A batch of texts for one worker to chunk, and its answer. */
 export interface ParseRequest {
   readonly params: ChunkParams;
-  readonly batch: readonly { readonly index: number; readonly text: string; readonly language: Language }[];
+  readonly batch: readonly { readonly index: number; readonly text: string; readonly language: Language; readonly path: string }[];
 }
 
 /** Parse outcomes by task index. */
@@ -21,7 +21,7 @@ if (port) {
   port.on('message', (request: ParseRequest) => {
     void (async () => {
       const results: { index: number; outcome: ParseOutcome }[] = [];
-      for (const task of request.batch) results.push({ index: task.index, outcome: await parseText(task.text, task.language, request.params) });
+      for (const task of request.batch) results.push({ index: task.index, outcome: await parseText(task.text, task.language, request.params, task.path) });
       port.postMessage({ results } satisfies ParseResponse);
     })();
   });

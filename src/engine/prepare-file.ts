@@ -5,6 +5,7 @@ import { FEATURE_VERSION } from '../core/version.js';
 import { hasAdapter, isLanguageLoaded, loadLanguages } from '../lang/index.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
+import { SECRET_RULES_VERSION, type SecretFinding, findSecret } from '../safety/secrets.js';
 import { splitLines } from '../text/normalize.js';
 
 /** How one file's text was cut: chunk spans, the outline from the same parse, and the fallback taken. */
@@ -13,6 +14,8 @@ export interface ParseOutcome {
   readonly symbols: readonly OutlineSymbol[];
   /** Why the file was chunked as text (null when declarations were used). */
   readonly fallback: ChunkFallback;
+  /** Set when the text holds a credential: then nothing else is (the file is not indexed, and the outcome never cached). */
+  readonly secret?: SecretFinding;
 }
 
 /** sha256 of normalized text, hex: a file's content identity. */
@@ -22,14 +25,18 @@ export function contentHashOf(text: string): string {
 
 /** The parse-cache key of a content: what decides its chunks and outline (rules, language, chunking params, text). */
 export function parseCacheKey(contentHash: string, language: Language, paramsKey: string): string {
-  return createHash('sha256').update(`${FEATURE_VERSION}\0${language}\0${paramsKey}\0${contentHash}`).digest('hex');
+  // The secret rules are part of the key: a cached outcome means "scanned clean by these rules".
+  return createHash('sha256').update(`${FEATURE_VERSION}\0${SECRET_RULES_VERSION}\0${language}\0${paramsKey}\0${contentHash}`).digest('hex');
 }
 
 /**
- * Cut a file's text into chunks: declarations with tree-sitter where the language has an
- * adapter (its grammar is loaded on first use), the text chunker otherwise.
+ * Check a file's text for credentials (`findSecret`), then cut it into chunks: declarations with
+ * tree-sitter where the language has an adapter (its grammar is loaded on first use), the text
+ * chunker otherwise. `path` is the file's repository path (some credential rules look at it).
  */
-export async function parseText(text: string, language: Language, params: ChunkParams): Promise<ParseOutcome> {
+export async function parseText(text: string, language: Language, params: ChunkParams, path: string): Promise<ParseOutcome> {
+  const secret = await findSecret(text, path);
+  if (secret) return { spans: [], symbols: [], fallback: 'no-adapter', secret };
   if (hasAdapter(language) && !isLanguageLoaded(language)) await loadLanguages([language]);
   return chunkWithTreeSitter(splitLines(text), language, params);
 }

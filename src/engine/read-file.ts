@@ -1,5 +1,6 @@
 import type { PathGuard } from '../safety/path-guard.js';
-import { readSource } from '../scan/read-source.js';
+import { describeSecret, findSecret } from '../safety/secrets.js';
+import { type ReadLimits, readSource } from '../scan/read-source.js';
 import { splitLines } from '../text/normalize.js';
 
 /** Longest line a response carries; longer lines (minified code) are cut and flagged. */
@@ -12,14 +13,19 @@ export type SafeRead =
 
 /**
  * Read a repository file the way every front end must: through the path guard (root, `..`,
- * symlink escape, denylist), then as indexing reads it (`readSource`: size checked before
- * reading, binaries and private keys refused, line endings normalized).
+ * symlink escape, denylist), then as indexing reads it (`readSource`: size and hard links checked
+ * before reading, binaries refused, line endings normalized), then checked for credentials
+ * (`findSecret`): a file holding one is refused whole, never served in part.
  */
-export function readRepoFile(guard: PathGuard, path: string, maxBytes: number): SafeRead {
+export async function readRepoFile(guard: PathGuard, path: string, limits: ReadLimits): Promise<SafeRead> {
   const checked = guard.check(path);
   if (!checked.ok) return checked;
-  const read = readSource(checked.absolute, maxBytes);
-  if (read.ok) return { ok: true, path: checked.path, lines: splitLines(read.text) };
+  const read = readSource(checked.absolute, limits);
+  if (read.ok) {
+    const secret = await findSecret(read.text, checked.path);
+    if (secret) return { ok: false, blocked: true, reason: `${checked.path} ${describeSecret(secret)}`, hint: SECRET_HINT };
+    return { ok: true, path: checked.path, lines: splitLines(read.text) };
+  }
   switch (read.state) {
     case 'unreadable':
       return { ok: false, blocked: false, reason: `${checked.path}: ${read.reason}`, hint: 'check the file permissions' };
@@ -28,13 +34,26 @@ export function readRepoFile(guard: PathGuard, path: string, maxBytes: number): 
         ok: false,
         blocked: true,
         reason: `${checked.path} is ${read.reason}`,
-        hint: 'raise max_file_bytes in .repodex/config.json if this file should be readable',
+        hint: 'raise limits.max_file_bytes in .repodex/config.json (or --max-file-bytes on serve) if this file should be readable',
       };
     case 'binary':
       return { ok: false, blocked: true, reason: `${checked.path} is a binary file`, hint: 'only text files are served' };
-    case 'secret':
-      return { ok: false, blocked: true, reason: `${checked.path} contains a private key`, hint: 'secrets are never indexed or served' };
+    case 'hard-link':
+      return {
+        ok: false,
+        blocked: true,
+        reason: `${checked.path} ${read.reason}`,
+        hint: 'if no other name of this file is a secret, set "allow_hard_links": true in .repodex/config.json',
+      };
   }
+}
+
+/** What a refusal for a credential tells the caller to do. */
+export const SECRET_HINT = 'files holding credentials are never indexed or served; read it yourself if you really need it';
+
+/** Read limits from an engine context. */
+export function readLimitsOf(ctx: { readonly limits: { readonly max_file_bytes: number }; readonly loaded: { readonly config: { readonly allow_hard_links: boolean } } }): ReadLimits {
+  return { maxBytes: ctx.limits.max_file_bytes, allowHardLinks: ctx.loaded.config.allow_hard_links };
 }
 
 /** Format lines as `"N| text"` (seed 000 §4.2), cutting overlong lines. Returns the lines and whether any was cut. */

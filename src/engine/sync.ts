@@ -9,6 +9,8 @@ import { type FileState, NO_CONTENT_HASH, type NewChunk, type NewFile } from '..
 import { hasAdapter } from '../lang/index.js';
 import { languageOf } from '../scan/language.js';
 import { readSource } from '../scan/read-source.js';
+import { describeSecret } from '../safety/secrets.js';
+import { configLimits } from '../core/config.js';
 import { RepoScope } from '../scan/scope.js';
 import type { Candidate, SoftError } from '../scan/walker.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
@@ -44,6 +46,11 @@ export interface SyncSummary {
   /** Catalogued files whose stat was unchanged, so they were not read. */
   readonly files_unchanged: number;
   readonly files_removed: number;
+  /** Of the files read: those the previous index did not have, and those it had (refresh_index's added / updated). */
+  readonly files_added: number;
+  readonly files_updated: number;
+  /** When the generation now current was committed (ISO 8601): this sync's, or the unchanged one's. */
+  readonly synced_at: string;
   /** Of the files read: those whose chunks and outline came from the parse cache instead of a parse. */
   readonly files_cached: number;
   /** Of the files read: those skipped, by reason (too-large, binary, unreadable, secret). */
@@ -132,6 +139,8 @@ export async function* runSync(
   const started = performance.now();
   const { config } = ctx.loaded;
   const rules = chunkRules(config.chunk);
+  // The config's own limits, never a server's overrides: every process builds the same index.
+  const readLimits = { maxBytes: configLimits(config).max_file_bytes, allowHardLinks: config.allow_hard_links };
   const root = ctx.paths.root;
   const head = readGitHead(root);
   const { view: base, problem } = await openBase(store);
@@ -191,14 +200,16 @@ export async function* runSync(
       }
     };
     const prepare = async (candidate: Candidate): Promise<Prepared> => {
-      const read = readSource(join(root, candidate.path), config.max_file_bytes);
+      const read = readSource(join(root, candidate.path), readLimits);
       if (!read.ok) return { candidate, state: read.state, error: read.state === 'unreadable' ? read.reason : undefined, contentHash: NO_CONTENT_HASH, cached: false };
       const language = languageOf(candidate.path);
       const contentHash = contentHashOf(read.text);
       const key = parseCacheKey(contentHash, language, rules.key);
       const hit = cache.get(key);
       if (hit) return { candidate, state: 'indexed', text: read.text, contentHash, outcome: hit, cached: true };
-      const outcome = await parser.parse(read.text, language);
+      const outcome = await parser.parse(read.text, language, candidate.path);
+      // A credential is refused whole; the verdict is not cached (a cache hit means "scanned clean").
+      if (outcome.secret) return { candidate, state: 'secret', error: `${describeSecret(outcome.secret)}: not indexed`, contentHash: NO_CONTENT_HASH, cached: false };
       cache.put(key, outcome);
       return { candidate, state: 'indexed', text: read.text, contentHash, outcome, cached: false };
     };
@@ -246,6 +257,7 @@ export async function* runSync(
     committed = true;
     await cache.flush(() => liveCacheKeys(store, rules.key));
     const meta = result.meta;
+    const added = base ? files.filter((file) => base.findFile(file.path) < 0).length : files.length;
     return {
       files_scanned: files.length,
       chunks_created: created,
@@ -256,7 +268,10 @@ export async function* runSync(
       full_reason: why ?? null,
       found_by: changes.how,
       files_unchanged: changes.unchanged,
-      files_removed: changes.removed.length,
+      files_removed: incremental ? changes.removed.length : removedInRebuild(base, files),
+      files_added: added,
+      files_updated: files.length - added,
+      synced_at: meta.synced_at,
       files_cached: cachedFiles,
       skipped_by_reason: skipped,
       text_fallbacks: fallbacks,
@@ -306,6 +321,9 @@ function noChange(base: IndexView, changes: Changes, errors: SoftError[], starte
     found_by: changes.how,
     files_unchanged: changes.unchanged,
     files_removed: 0,
+    files_added: 0,
+    files_updated: 0,
+    synced_at: meta.synced_at,
     files_cached: 0,
     skipped_by_reason: {},
     text_fallbacks: {},
@@ -316,6 +334,16 @@ function noChange(base: IndexView, changes: Changes, errors: SoftError[], starte
     merged: false,
     errors: errors.slice(0, MAX_REPORTED_ERRORS),
   };
+}
+
+/** Files of the previous index a full rebuild no longer has. */
+function removedInRebuild(base: IndexView | undefined, files: readonly Candidate[]): number {
+  if (!base) return 0;
+  const now = new Set(files.map((file) => file.path));
+  const catalog = base.catalog();
+  let removed = 0;
+  for (let i = 0; i < catalog.count; i++) if (!now.has(catalog.path(i))) removed++;
+  return removed;
 }
 
 function chunkCountOf(view: IndexView, path: string): number {

@@ -4,7 +4,7 @@ import type { Language } from '../scan/language.js';
 import type { ControlFile, WalkedDir } from '../scan/walker.js';
 
 /** What happened to a candidate file at sync time; only `indexed` files have chunks. */
-export const FILE_STATES = ['indexed', 'too-large', 'binary', 'unreadable', 'secret'] as const;
+export const FILE_STATES = ['indexed', 'too-large', 'binary', 'unreadable', 'secret', 'hard-link'] as const;
 
 /** State of one catalogued file. */
 export type FileState = (typeof FILE_STATES)[number];

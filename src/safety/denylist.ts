@@ -1,8 +1,23 @@
 import picomatch from 'picomatch';
 
-/** Paths never indexed and never read, whatever the config says (SPEC §8, seed 002 §7.2). */
+/**
+ * Paths never indexed and never read, whatever the config says (SPEC §8, seed 002 §7.2): env
+ * files and their editor backups, keys and certificates, SSH keys and folders, and the usual
+ * credential stores of package managers, cloud CLIs, git and Terraform. Patterns without a slash
+ * match the file name in any folder; matching ignores case.
+ */
 export const DEFAULT_DENYLIST = [
-  '.env', '.env.*', '*.pem', '*.key', '*.pfx', '*.p12', 'id_rsa*', '**/secrets.*', '**/.git/**', '.git',
+  // environment files, their variants and backups (.env.local, .env~, prod.env.bak, .envrc)
+  '.env', '.env.*', '.env~', '*.env.bak', '*.env~', '.envrc',
+  // keys and certificates
+  '*.pem', '*.key', '*.pfx', '*.p12', '*.jks', '*.keystore',
+  // SSH
+  'id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*', '.ssh', '**/.ssh/**',
+  // credential stores
+  '.npmrc', '.pypirc', '.netrc', '_netrc', '.git-credentials', '.pgpass', '.htpasswd', '**/.aws/credentials', '**/.docker/config.json',
+  'credentials.json', '*.tfstate', '*.tfstate.backup',
+  '**/secrets.*',
+  '**/.git/**', '.git',
 ] as const;
 
 /** Decides whether a repository-relative path is a secret that must never be indexed or served. */
@@ -14,18 +29,27 @@ export class Denylist {
     this.patterns = [...DEFAULT_DENYLIST, ...extra];
   }
 
-  /** Compiled on first use: a no-change status or a search never needs it. */
+  /**
+   * Compiled on first use: a no-change status or a search never needs it. Patterns without a slash
+   * match the file name at any depth (`id_rsa` in any folder); patterns with one match the whole
+   * path (picomatch's `basename` option would break `**` patterns, so the two kinds are compiled
+   * apart). `nocase`: `.ENV` on a case-insensitive file system is the same secret.
+   */
   private get matcher(): (path: string) => boolean {
-    // basename: patterns without a slash match the file name at any depth (`id_rsa` in any folder).
-    // nocase: `.ENV` on a case-insensitive file system is the same secret.
-    this.compiled ??= picomatch([...this.patterns], { dot: true, basename: true, nocase: true });
+    if (!this.compiled) {
+      const names = this.patterns.filter((pattern) => !pattern.includes('/'));
+      const paths = this.patterns.filter((pattern) => pattern.includes('/'));
+      const byName = picomatch(names, { dot: true, basename: true, nocase: true });
+      const byPath = paths.length > 0 ? picomatch(paths, { dot: true, nocase: true }) : () => false;
+      this.compiled = (path) => byName(path) || byPath(path);
+    }
     return this.compiled;
   }
 
   /** The first pattern a path matches, or undefined. The path is relative, with `/` separators. */
   match(path: string): string | undefined {
     if (!this.matcher(path)) return undefined;
-    return this.patterns.find((pattern) => picomatch.isMatch(path, pattern, { dot: true, basename: true, nocase: true }));
+    return this.patterns.find((pattern) => picomatch.isMatch(path, pattern, { dot: true, basename: !pattern.includes('/'), nocase: true }));
   }
 
   /** True when the path itself matches (the walk already checked its folders on the way down). */
@@ -42,19 +66,4 @@ export class Denylist {
     }
     return false;
   }
-}
-
-const KEY_MARKER = '-----BEGIN ((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----';
-/** A PEM block as files hold it: the marker opens a line. */
-const PEM_BLOCK = new RegExp(`(^|\n)[ \t]*${KEY_MARKER}`);
-/** A PEM block embedded in a string (JSON, env-style config): the marker, an escaped newline, key material. */
-const ESCAPED_BLOCK = new RegExp(`${KEY_MARKER}(\\\\r)?\\\\n[A-Za-z0-9+/=]{16,}`);
-
-/**
- * True when text holds a private key: such a file is a secret whatever its name. Code that only
- * mentions the marker (a scanner, a test building a fixture) is not flagged: the marker must open
- * a line, or be followed by key material inside an escaped string.
- */
-export function containsPrivateKey(text: string): boolean {
-  return text.includes('PRIVATE KEY') && (PEM_BLOCK.test(text) || ESCAPED_BLOCK.test(text));
 }

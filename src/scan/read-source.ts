@@ -1,21 +1,31 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { errorMessage } from '../core/errors.js';
-import { containsPrivateKey } from '../safety/denylist.js';
 import { decodeText } from '../text/normalize.js';
 import { sniffBinary } from './binary.js';
 
 /** A source file read the one way indexing and serving both read files, or why it was refused. */
 export type SourceRead =
   | { readonly ok: true; readonly text: string; readonly bytes: number }
-  | { readonly ok: false; readonly state: 'too-large' | 'binary' | 'unreadable' | 'secret'; readonly reason: string; readonly bytes?: number };
+  | { readonly ok: false; readonly state: 'too-large' | 'binary' | 'unreadable' | 'hard-link'; readonly reason: string; readonly bytes?: number };
+
+/** How a read is bounded. */
+export interface ReadLimits {
+  readonly maxBytes: number;
+  /** Read files that have more than one hard link (off by default: another name may be a secret's). */
+  readonly allowHardLinks: boolean;
+}
 
 /**
- * Read a file for indexing or serving: its size is checked on the open descriptor before a byte
- * is read (a 1.5 GB log costs one fstat, not 1.5 GB of memory), then binaries (NUL, magic bytes,
- * invalid UTF-8 in the first 8 KiB) and files holding a private key are refused, and the text is
- * decoded and normalized (BOM dropped, CRLF/CR → LF) exactly as at indexing time.
+ * Read a file for indexing or serving: its size and link count are checked on the open descriptor
+ * before a byte is read (a 1.5 GB log costs one fstat, not 1.5 GB of memory), then binaries (NUL,
+ * magic bytes, invalid UTF-8 in the first 8 KiB) are refused, and the text is decoded and
+ * normalized (BOM dropped, CRLF/CR → LF) exactly as at indexing time. A file with more than one
+ * hard link is refused unless allowed: a path denylist cannot see that `notes.txt` is also
+ * `.env`, or a key outside the repository. Credentials in the text are the caller's to check
+ * (`findSecret`, asynchronous).
  */
-export function readSource(absolute: string, maxBytes: number): SourceRead {
+export function readSource(absolute: string, limits: ReadLimits): SourceRead {
+  const { maxBytes } = limits;
   let fd: number;
   try {
     fd = openSync(absolute, 'r');
@@ -24,7 +34,11 @@ export function readSource(absolute: string, maxBytes: number): SourceRead {
   }
   let bytes: Buffer;
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    if (stat.nlink > 1 && !limits.allowHardLinks) {
+      return { ok: false, state: 'hard-link', reason: `has ${stat.nlink} hard links: another name for it may be a secret`, bytes: stat.size };
+    }
+    const size = stat.size;
     if (size > maxBytes) return { ok: false, state: 'too-large', reason: `${size} bytes, over the ${maxBytes}-byte limit`, bytes: size };
     // Read at most one byte past the limit: a file that grew since the fstat is still caught.
     bytes = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
@@ -43,7 +57,5 @@ export function readSource(absolute: string, maxBytes: number): SourceRead {
     closeSync(fd);
   }
   if (sniffBinary(bytes) !== undefined) return { ok: false, state: 'binary', reason: 'binary file', bytes: bytes.length };
-  const text = decodeText(bytes);
-  if (containsPrivateKey(text)) return { ok: false, state: 'secret', reason: 'contains a private key', bytes: bytes.length };
-  return { ok: true, text, bytes: bytes.length };
+  return { ok: true, text: decodeText(bytes), bytes: bytes.length };
 }

@@ -26,6 +26,8 @@ export interface SearchQuery {
   readonly mode: LexicalMode;
   readonly glob?: string | undefined;
   readonly lang?: Language | undefined;
+  /** Leave out test files (by the conventions of `isTestPath`). */
+  readonly excludeTests?: boolean | undefined;
   /** Structure signals for bm25 (ignored by `idf`, which is seed 000's formula exactly). */
   readonly ranking?: RankingProfile | undefined;
 }
@@ -73,10 +75,10 @@ function scratchFor(view: IndexView): Scratch {
 
 const fileFilterCache = new WeakMap<IndexView, Map<string, Uint8Array>>();
 
-/** Which files pass the glob and language filters, cached per view and filter. */
-function fileFilter(view: IndexView, glob: string | undefined, lang: Language | undefined): Uint8Array | undefined {
-  if (glob === undefined && lang === undefined) return undefined;
-  const key = `${glob ?? ''}\0${lang ?? ''}`;
+/** Which files pass the glob, language and test filters, cached per view and filter. */
+function fileFilter(view: IndexView, glob: string | undefined, lang: Language | undefined, excludeTests: boolean): Uint8Array | undefined {
+  if (glob === undefined && lang === undefined && !excludeTests) return undefined;
+  const key = `${glob ?? ''}\0${lang ?? ''}\0${excludeTests ? 1 : 0}`;
   let cache = fileFilterCache.get(view);
   if (!cache) {
     cache = new Map();
@@ -87,7 +89,8 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
   const matches = glob === undefined ? undefined : globMatcher(glob);
   const allowed = new Uint8Array(view.fileSlots);
   for (let f = 0; f < view.fileSlots; f++) {
-    const ok = (lang === undefined || view.fileLanguage(f) === lang) && (matches === undefined || matches(view.filePath(f)));
+    const ok =
+      (lang === undefined || view.fileLanguage(f) === lang) && (matches === undefined || matches(view.filePath(f))) && !(excludeTests && isTestPath(view.filePath(f)));
     allowed[f] = ok ? 1 : 0;
   }
   if (cache.size > 64) cache.clear();
@@ -107,7 +110,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
   const lookups = boosted ? [...terms, ...terms.map((t) => PATH_FIELD + t), ...terms.map((t) => NAME_FIELD + t)] : terms;
   const lists = await view.postings(lookups);
-  const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang), terms: terms.length, count: 0 };
+  const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
   let ranked: number[];
   let rankedScores: number[];
   let rankedMasks: number[];

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { SECRET_RULES_VERSION, describeSecret, findSecret } from './secrets.js';
+
+// Credentials are assembled at run time so this file holds none a scanner would flag.
+const join = (...parts: string[]): string => parts.join('');
+const BODY = join('MIIEowIBAAKCAQEAu1SU1LfVLPHCoz', 'MxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun');
+const MARK = (kind = 'RSA ') => join('-----BEGIN ', kind, 'PRIVATE KEY-----');
+const END = (kind = 'RSA ') => join('-----END ', kind, 'PRIVATE KEY-----');
+const REAL_KEY_BODY = join('MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC7', 'VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu', 'NMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ');
+
+async function rule(text: string, path = 'src/x.ts'): Promise<string | undefined> {
+  return (await findSecret(text, path))?.rule;
+}
+
+describe('findSecret', () => {
+  it('regression (D1): a private key inside a string literal is found — TS template, Python triple quotes, Go raw string, a list of lines', async () => {
+    const material = 'MIIEpAIBAAKCAQEAzSECRETKEYMATERIALabcdef0123456789';
+    expect(await rule(`export const TLS_KEY = \`${MARK()}\n${material}\n${END()}\`;\n`)).toBe('repodex/private-key');
+    expect(await rule(`KEY = """${MARK('')}\n${material}\n${END('')}"""\n`, 'src/key.py')).toBe('repodex/private-key');
+    expect(await rule(`var key = []byte(\`${MARK('EC ')}\n${material}\n${END('EC ')}\`)\n`, 'src/key.go')).toBe('repodex/private-key');
+    expect(await rule(`const lines = [\n  '${MARK()}',\n  '${material}',\n];\n`)).toBe('repodex/private-key');
+  });
+
+  it('finds PEM blocks as files hold them, and keys embedded in JSON or env-style strings', async () => {
+    for (const kind of ['', 'RSA ', 'EC ', 'OPENSSH ', 'ENCRYPTED ', 'DSA ']) {
+      expect(await rule(`${MARK(kind)}\n${BODY}\n${END(kind)}\n`), kind).toBeDefined();
+    }
+    expect(await rule(`notes\n    ${MARK()}\n${BODY}\n`)).toBeDefined();
+    expect(await rule(`{"key": "${MARK('')}\\n${BODY}\\n${END('')}"}`, 'a.json')).toBeDefined();
+    expect(await rule(`KEY="${MARK()}\\r\\n${BODY}"`)).toBeDefined();
+    expect(await rule(`x = 1\n${MARK('')}\n${REAL_KEY_BODY}\n${END('')}\n`)).toBeDefined();
+  });
+
+  it('finds cloud and service tokens: AWS, GCP, GitHub, npm, Slack, Stripe', async () => {
+    const cases: [string, string, string][] = [
+      ['aws access key id', `const id = "${join('AKIA', 'Q3EGRIPLXKDBWQ7Z')}";`, 'aws'],
+      ['aws secret', `AWS_SECRET_ACCESS_KEY=${join('wJalrXUtnFEMI/K7MDENG/', 'bPxRfiCYzq8sTmWq3p')}`, 'aws'],
+      ['gcp service account', JSON.stringify({ type: 'service_account', private_key_id: 'abc', private_key: `${MARK('')}\n${REAL_KEY_BODY}\n${END('')}\n` }), 'key'],
+      ['google api key', `const key = '${join('AIza', 'SyD3x8Qm1b2c3d4e5f6g7h8i9j0kLmNoPqR')}';`, 'google-api-key'],
+      ['github', `token: ${join('ghp', '_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8')}`, 'github'],
+      ['npm', `//registry.npmjs.org/:_authToken=${join('npm', '_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8')}`, 'npm'],
+      ['slack', `SLACK=${join('xoxb', '-', '123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx')}`, 'slack'],
+      ['stripe', `stripe.key = "${join('sk', '_live_', '4eC39HqLyjWDarjtT1zdp7dc')}"`, 'stripe'],
+      ['stripe restricted', `${join('rk', '_test_', '51Habc0123456789ABCDEFGHij')}`, 'stripe'],
+    ];
+    for (const [name, text, expected] of cases) {
+      const found = await rule(text, name.startsWith('gcp') ? 'svc.json' : 'src/config.ts');
+      expect(found, name).toBeDefined();
+      expect(found, name).toContain(expected);
+    }
+  });
+
+  it('regression: code that only mentions a marker or a token prefix is not a secret', async () => {
+    expect(await rule(`const lines = [\n  '${MARK()}',\n  'fake',\n];\n`)).toBeUndefined();
+    expect(await rule(`if (text.startsWith("${MARK('')}")) reject();\n`)).toBeUndefined();
+    expect(await rule('a public key: -----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n')).toBeUndefined();
+    expect(await rule("const prefix = 'ghp_'; const aws = /AKIA[A-Z0-9]{16}/; // sk_live_ keys\n")).toBeUndefined();
+    expect(await rule('export function tokenize(text: string) { return text.split(/\\s+/); }\n')).toBeUndefined();
+  });
+
+  it('names the rule and the line, never the secret', async () => {
+    const token = join('ghp', '_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8');
+    const finding = await findSecret(`line one\nline two\nconst t = "${token}";\n`, 'src/t.ts');
+    expect(finding).toMatchObject({ line: 3 });
+    const reason = describeSecret(finding!);
+    expect(reason).toMatch(/^contains a credential \(github, line 3\)$/);
+    expect(JSON.stringify(finding)).not.toContain(token);
+  });
+
+  it('pins the rule set: changing it must bump FEATURE_VERSION (indexes built with other rules are rebuilt)', () => {
+    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+repodex-1');
+  });
+});
