@@ -30,4 +30,5 @@ await build({
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
 });
-await build({ ...common, entryPoints: { 'parse-worker': 'src/engine/parse-worker.ts', 'sync-worker': 'src/sync-worker.ts' } });
+// The MCP server too: only `serve --mcp` loads it (and the MCP SDK in it).
+await build({ ...common, entryPoints: { 'parse-worker': 'src/engine/parse-worker.ts', 'sync-worker': 'src/sync-worker.ts', 'mcp-server': 'src/frontends/mcp/server.ts' } });

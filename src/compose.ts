@@ -1,5 +1,6 @@
 import { discoverRoot, repoPaths } from './core/paths.js';
 import { RepodexError } from './core/errors.js';
+import type { LimitOverrides } from './core/limits.js';
 import { loadContext } from './engine/context.js';
 import { Engine } from './engine/engine.js';
 import type { SyncSummary } from './engine/sync.js';
@@ -17,6 +18,10 @@ export interface ComposeOptions {
   readonly root?: string;
   /** bm25 structure signals; default from the environment (`REPODEX_BOOSTS`, `REPODEX_RANKING`). */
   readonly ranking?: RankingProfile;
+  /** Refuse when no repository is found above the working folder (every command but `init`). */
+  readonly requireRepository?: boolean;
+  /** Limits set by flags (`serve`), over the config's. */
+  readonly limits?: LimitOverrides;
 }
 
 /** Whether automatic indexing is allowed in this environment (`REPODEX_INDEXING=0` turns it off). */
@@ -36,8 +41,8 @@ export function createStore(root: string, env: NodeJS.ProcessEnv = process.env):
 
 /** The only place that picks concrete backends: an engine for one-shot commands (syncs in this thread, stat-based freshness). */
 export function createEngine(options: ComposeOptions = {}): Engine {
-  const root = discoverRoot(options.cwd ?? process.cwd(), options.root);
-  return new Engine(root, createStore(root), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv() });
+  const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
+  return new Engine(root, createStore(root), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits });
 }
 
 /** A long-running server's engine: syncs in a worker thread, freshness from a file watcher (falling back to stats). */
@@ -58,7 +63,7 @@ export interface ServerEngine {
 
 /** Compose a server's engine: a watcher (parcel) feeding a freshness probe, and a worker-thread sync runner. */
 export async function createServerEngine(options: ComposeOptions = {}): Promise<ServerEngine> {
-  const root = discoverRoot(options.cwd ?? process.cwd(), options.root);
+  const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
   const store = createStore(root);
   // .repodex/ is created before watching starts, so creating it is not a change to re-index.
   new Engine(root, store, { autoIndex: false }).init();
@@ -71,7 +76,7 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   }
   const runner = workerRunner(root, store);
   const probe = new WatchProbe(watcher);
-  const engine = new Engine(root, store, { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), probe, runner });
+  const engine = new Engine(root, store, { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), probe, runner, limits: options.limits });
   let loop: WatchLoop | undefined;
   return {
     engine,

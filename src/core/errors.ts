@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   BAD_REQUEST: 'bad request',
   WATCH_UNAVAILABLE: 'file watching is not available here: run `repodex sync` after changes instead',
   ROOT_NOT_FOUND: 'root directory not found: pass an existing directory with --root',
+  NO_REPOSITORY: 'not inside a repository: run `repodex init` there first, or pass --root',
   ENV_INVALID: 'an environment variable is invalid: fix or unset it',
   ABORTED: 'interrupted: the index was left as it was before',
   // internal errors (exit 2)
@@ -35,6 +36,7 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'BAD_REQUEST',
   'WATCH_UNAVAILABLE',
   'ROOT_NOT_FOUND',
+  'NO_REPOSITORY',
   'ENV_INVALID',
   'ABORTED',
 ]);

@@ -21,9 +21,11 @@ export function repoPaths(root: string): RepoPaths {
 
 /**
  * The repository root for a starting directory: the nearest ancestor holding `.repodex/`, else
- * the nearest holding `.git`, else the directory itself. An explicit root is used as given.
+ * the nearest holding `.git`, else the directory itself — unless `required`, when finding neither
+ * is an error (`repodex search` in `/` or `$HOME` must not index everything below it). An explicit
+ * root is used as given.
  */
-export function discoverRoot(start: string, explicit?: string): string {
+export function discoverRoot(start: string, explicit?: string, required = false): string {
   if (explicit !== undefined) {
     const root = resolve(explicit);
     if (!isDirectory(root)) throw new RepodexError('ROOT_NOT_FOUND', `--root ${explicit} is not a directory`);
@@ -32,7 +34,15 @@ export function discoverRoot(start: string, explicit?: string): string {
   const from = resolve(start);
   const withData = findUp(from, DATA_DIR_NAME);
   if (withData !== undefined) return withData;
-  return findUp(from, '.git') ?? from;
+  const withGit = findUp(from, '.git');
+  if (withGit !== undefined) return withGit;
+  if (required) {
+    throw new RepodexError(
+      'NO_REPOSITORY',
+      `no repository found at ${from} or above it (no .git, no .repodex)`,
+    );
+  }
+  return from;
 }
 
 function findUp(from: string, marker: string): string | undefined {

@@ -1,15 +1,25 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
-import { RepodexError, isRepodexError } from '../core/errors.js';
-import { createFileAtomic } from '../core/fs-atomic.js';
+import type { Bundler } from '../bundle/bundler.js';
+import { deterministicBundler } from '../bundle/deterministic.js';
+import { bundleMarkdown } from '../bundle/markdown.js';
+import type { BundleReport } from '../bundle/report.js';
+import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
+import { createFileAtomic, writeFileAtomic } from '../core/fs-atomic.js';
+import type { LimitOverrides, Limits } from '../core/limits.js';
+import { hasAdapter } from '../lang/index.js';
+import { LANGUAGES } from '../scan/language.js';
+import { AuditLog, type AuditReport, MAX_AUDIT_LIMIT } from './audit.js';
+import { readLimitsOf, readRepoFile } from './read-file.js';
 import { FileMemo } from '../core/file-memo.js';
 import { type GitHead, readGitHead } from '../core/git.js';
 import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
-import { DEFAULT_TOP_K, type LexicalMode, MAX_TOP_K, type SearchHit, search } from '../search/search.js';
+import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../search/search.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
@@ -100,7 +110,23 @@ export interface EngineOptions {
   readonly runner?: SyncRunner;
   /** How long a sync waits for another process's sync before answering LOCKED (default 2 s). */
   readonly lockWaitMs?: number;
+  /** Limits set by the front end (flags on `serve`), over the config's. */
+  readonly limits?: LimitOverrides;
+  /** How bundles are made (default: the deterministic bundler). */
+  readonly bundler?: Bundler;
 }
+
+/** Bundle options after validation. */
+export interface BundleOptions {
+  readonly prompt: string;
+  readonly max_files?: number | undefined;
+  readonly max_lines?: number | undefined;
+  readonly include_tests?: boolean | undefined;
+}
+
+/** Default and largest line budget of a bundle. */
+export const DEFAULT_BUNDLE_LINES = 400;
+export const MAX_BUNDLE_LINES = 4000;
 
 /** The index a read is answered from, and what keeping it fresh took. */
 interface FreshView {
@@ -129,6 +155,8 @@ export class Engine {
   private readonly contextMemo: FileMemo<RepoContext>;
   /** git HEAD, read again only when a file it came from changes. */
   private readonly headMemo: FileMemo<GitHead | undefined>;
+  /** `.repodex/audit.jsonl`: every front end records its calls here. */
+  readonly auditLog: AuditLog;
 
   constructor(
     readonly root: string,
@@ -140,8 +168,9 @@ export class Engine {
     this.runner = options.runner ?? inProcessRunner(store);
     this.contextMemo = new FileMemo((consulted) => {
       consulted.push(this.paths.config);
-      return loadContext(root);
+      return loadContext(root, options.limits);
     });
+    this.auditLog = new AuditLog(this.paths.dataDir);
     this.headMemo = new FileMemo((consulted) => readGitHead(root, consulted));
   }
 
@@ -180,9 +209,15 @@ export class Engine {
     return { root: this.root, created, existing };
   }
 
-  async status(): Promise<StatusReport> {
+  async status(): Promise<StatusReport & { readonly adapters: Language[]; readonly limits: Limits }> {
     const ctx = this.context();
-    return computeStatus(ctx, this.store, this.autoIndex(ctx));
+    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx));
+    return { ...report, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
+  }
+
+  /** The limits answers obey (defaults < config < this engine's overrides). */
+  limits(): Limits {
+    return this.context().limits;
   }
 
   /**
@@ -289,7 +324,8 @@ export class Engine {
   async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     // The caps hold for every caller, not only those that came through the protocol schemas.
-    const topK = Math.min(options.top_k ?? DEFAULT_TOP_K, MAX_TOP_K);
+    const maxHits = this.context().limits.max_search_hits;
+    const topK = Math.min(options.top_k ?? Math.min(DEFAULT_TOP_K, maxHits), maxHits);
     const mode = options.mode ?? 'bm25';
     const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
     if (outcome.terms.length === 0) warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
@@ -363,9 +399,79 @@ export class Engine {
   }
 
   /** Catalogued files (indexed and skipped), optionally filtered by a glob. */
-  async files(glob: string | undefined, limit: number, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
+  async files(glob: string | undefined, limit: number, includeHidden = false, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
-    return { ...listFiles(view, glob, limit), generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
+    return { ...listFiles(view, glob, limit, includeHidden), generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
+  }
+
+  /**
+   * A context bundle for a task (SPEC §5): excerpts with citations and reasons, within the budget.
+   * Deterministic: the same prompt and budget on the same index give the same bundle, byte for
+   * byte. Also written to `.repodex/last_bundle.json` and `last_bundle.md` for people.
+   */
+  async bundle(options: BundleOptions, onEvent?: (event: SyncEvent) => void): Promise<BundleReport> {
+    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    const ctx = this.context();
+    const maxFiles = Math.min(options.max_files ?? ctx.limits.max_bundle_files, ctx.limits.max_bundle_files);
+    const maxLines = Math.min(options.max_lines ?? DEFAULT_BUNDLE_LINES, MAX_BUNDLE_LINES);
+    const includeTests = options.include_tests === true;
+    const bundler = this.options.bundler ?? deterministicBundler;
+    const limits = readLimitsOf(ctx);
+    const draft = await bundler.build(
+      { prompt: options.prompt, maxFiles, maxLines, includeTests },
+      {
+        search: async (q, { topK, excludeTests }) => (await search(view, { q, topK, mode: 'bm25', excludeTests, ranking: this.options.ranking })).hits,
+        documentFrequency: async (terms) => (await view.postings(terms)).map((list) => list?.df ?? 0),
+        outline: async (path) => {
+          const slot = view.findFile(path);
+          return slot < 0 ? [] : (await view.outline(slot)).symbols;
+        },
+        read: async (path) => {
+          const read = await readRepoFile(ctx.guard, path, limits);
+          return read.ok ? { ok: true, lines: read.lines } : { ok: false, reason: read.reason };
+        },
+      },
+    );
+    const normalized = options.prompt.trim().replace(/\s+/g, ' ');
+    const fingerprint = createHash('sha256').update(normalized).digest('hex');
+    const budget = { max_files: maxFiles, max_lines: maxLines, include_tests: includeTests };
+    // Content-addressed: the same prompt, budget and excerpts give the same id, in any clone.
+    const identity = JSON.stringify({ fingerprint, budget, strategy: bundler.name, excerpts: draft.excerpts.map((excerpt) => [excerpt.citation, excerpt.lines]) });
+    const report: BundleReport = {
+      bundle_id: createHash('sha256').update(identity).digest('hex').slice(0, 16),
+      prompt_fingerprint: fingerprint,
+      prompt: options.prompt,
+      strategy: bundler.name,
+      budget,
+      used: { files: new Set(draft.excerpts.map((excerpt) => excerpt.path)).size, lines: draft.excerpts.reduce((sum, excerpt) => sum + excerpt.lines.length, 0) },
+      keywords: draft.keywords,
+      searches: draft.searches,
+      excerpts: draft.excerpts,
+      omitted: draft.omitted,
+      generation: view.meta.generation,
+      freshness,
+      ...(synced ? { synced } : {}),
+      warnings,
+    };
+    this.writeLastBundle(report);
+    return report;
+  }
+
+  /** `last_bundle.json` and `last_bundle.md` under `.repodex/` (the bundle itself: without what keeping the index fresh took). */
+  private writeLastBundle(report: BundleReport): void {
+    const { synced: _synced, warnings: _warnings, ...bundle } = report;
+    const dir = this.paths.dataDir;
+    try {
+      writeFileAtomic(join(dir, 'last_bundle.json'), `${JSON.stringify(bundle, null, 2)}\n`, dir);
+      writeFileAtomic(join(dir, 'last_bundle.md'), bundleMarkdown(report), dir);
+    } catch (error) {
+      report.warnings.push(`could not write last_bundle.json: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Recent calls from the audit log (`since`: ISO time or a duration such as 15m). */
+  async audit(since: string | undefined, limit: number): Promise<AuditReport> {
+    return this.auditLog.read(since, Math.max(1, Math.min(limit, MAX_AUDIT_LIMIT)));
   }
 
   /** Check every checksum, size, version and cross-reference of the index. */

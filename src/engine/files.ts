@@ -24,14 +24,20 @@ export interface FileList {
 export const DEFAULT_FILES_LIMIT = 1000;
 export const MAX_FILES_LIMIT = 10_000;
 
-/** List catalogued files in path order, optionally filtered by a glob. */
-export function listFiles(view: IndexView, glob: string | undefined, limit: number): FileList {
+/** True when a folder or the file of a path starts with "." (`.github/workflows/ci.yml`). */
+export function isHiddenPath(path: string): boolean {
+  return path.startsWith('.') || path.includes('/.');
+}
+
+/** List catalogued files in path order, optionally filtered by a glob; hidden ones only when asked. */
+export function listFiles(view: IndexView, glob: string | undefined, limit: number, includeHidden = false): FileList {
   const matches = glob === undefined ? undefined : globMatcher(glob);
   const catalog = view.catalog();
   const files: FileEntry[] = [];
   let total = 0;
   for (let i = 0; i < catalog.count; i++) {
     const path = catalog.path(i);
+    if (!includeHidden && isHiddenPath(path)) continue;
     if (matches && !matches(path)) continue;
     total++;
     if (files.length >= limit) continue;

@@ -35,7 +35,8 @@ export async function openFile(ctx: RepoContext, path: string, start = 1, end?: 
     throw new RepodexError('BAD_REQUEST', `start_line ${start} is past the end of ${read.path} (${total} ${total === 1 ? 'line' : 'lines'})`);
   }
   const maxLines = ctx.limits.max_open_lines;
-  const wantedEnd = Math.min(end ?? start + maxLines - 1, total);
+  // Without an end, the request is the rest of the file: anything past the limit is withheld.
+  const wantedEnd = Math.min(end ?? total, total);
   const last = Math.min(wantedEnd, start + maxLines - 1);
   const numbered = numberLines(read.lines.slice(start - 1, last), start);
   return {

@@ -27,7 +27,10 @@ const HANDLERS: { readonly [O in Op]: Handler<O> } = {
   fetch: (engine, request, options) => engine.fetch(request.ids, request.max_lines ?? DEFAULTS.max_lines, options.onEvent),
   open: async (engine, request) => engine.open(request.path, request.start_line, request.end_line),
   outline: (engine, request) => engine.outline(request.path),
-  files: (engine, request, options) => engine.files(request.glob, request.limit ?? DEFAULTS.files_limit, options.onEvent),
+  files: (engine, request, options) => engine.files(request.glob, request.limit ?? DEFAULTS.files_limit, request.include_hidden === true, options.onEvent),
+  bundle: (engine, request, options) =>
+    engine.bundle({ prompt: request.prompt, max_files: request.max_files, max_lines: request.max_lines, include_tests: request.include_tests }, options.onEvent),
+  audit: (engine, request) => engine.audit(request.since, request.limit ?? DEFAULTS.audit_limit),
   verify: (engine) => engine.verify(),
   clean: (engine) => engine.clean(),
 };

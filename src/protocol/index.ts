@@ -5,5 +5,6 @@
 export type { Engine } from '../engine/engine.js';
 export type { SyncEvent } from '../engine/sync.js';
 export { type HandleOptions, handle, isRefusal } from './dispatch.js';
+export { type CallContext, type CallError, type CallResult, call } from './call.js';
 export { RESPONSES, type ResponseOf } from './responses.js';
 export { DEFAULTS, OPS, type Op, Request, type RequestOf, describeIssues } from './schemas.js';

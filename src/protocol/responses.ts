@@ -11,6 +11,14 @@ import { LANGUAGES } from '../scan/language.js';
 
 const nullableString = z.nullable(z.string());
 
+const LimitsSchema = z.object({
+  max_file_bytes: z.int(),
+  max_open_lines: z.int(),
+  max_total_bytes_per_response: z.int(),
+  max_search_hits: z.int(),
+  max_bundle_files: z.int(),
+});
+
 const SoftError = z.object({ path: z.string(), reason: z.string() });
 
 /** Which generation an answer came from and whether the tree still matches it. */
@@ -33,6 +41,9 @@ export const SyncResponse = z.object({
   found_by: z.enum(['walk', 'stat', 'git']),
   files_unchanged: z.int(),
   files_removed: z.int(),
+  files_added: z.int(),
+  files_updated: z.int(),
+  synced_at: z.string(),
   files_cached: z.int(),
   skipped_by_reason: z.record(z.string(), z.int()),
   text_fallbacks: z.record(z.string(), z.int()),
@@ -75,6 +86,10 @@ export const StatusResponse = z.object({
   tool_version: nullableString,
   auto_index: z.boolean(),
   freshness: FreshnessSchema,
+  /** Languages with an outline adapter (tree-sitter). */
+  adapters: z.array(z.enum(LANGUAGES)),
+  /** The limits answers obey (defaults < config < flags on serve). */
+  limits: LimitsSchema,
 });
 
 const SearchHitSchema = z.object({
@@ -163,6 +178,8 @@ export const OutlineResponse = z.union([
     parsed: z.boolean(),
     source: z.enum(['index', 'parse']),
     symbols: z.array(OutlineSymbolSchema),
+    /** Present and true when the response cap cut the symbol list. */
+    truncated: z.optional(z.boolean()),
     blocked: z.literal(false),
   }),
   z.object({ path: z.string(), ...Refusal }),
@@ -190,6 +207,54 @@ export const VerifyResponse = z.object({
 
 export const CleanResponse = z.object({ root: z.string(), removed: z.array(z.string()) });
 
+const BundleExcerptSchema = z.object({
+  path: z.string(),
+  start_line: z.int(),
+  end_line: z.int(),
+  citation: z.string(),
+  symbol: nullableString,
+  rationale: z.string(),
+  lines: z.array(z.string()),
+  truncated: z.boolean(),
+  score: z.number(),
+});
+
+export const BundleResponse = z.object({
+  bundle_id: z.string(),
+  prompt_fingerprint: z.string(),
+  prompt: z.string(),
+  strategy: z.string(),
+  budget: z.object({ max_files: z.int(), max_lines: z.int(), include_tests: z.boolean() }),
+  used: z.object({ files: z.int(), lines: z.int() }),
+  keywords: z.array(z.string()),
+  searches: z.array(z.object({ query: z.string(), hits: z.int() })),
+  excerpts: z.array(BundleExcerptSchema),
+  omitted: z.array(z.object({ path: z.string(), reason: z.string() })),
+  generation: z.int(),
+  freshness: FreshnessSchema,
+  synced: z.optional(SyncResponse),
+  warnings: z.array(z.string()),
+});
+
+const AuditEntrySchema = z.object({
+  time: z.string(),
+  request_id: z.string(),
+  frontend: z.string(),
+  op: z.string(),
+  tool: z.optional(z.string()),
+  args: z.record(z.string(), z.unknown()),
+  outcome: z.string(),
+  blocked: z.boolean(),
+  duration_ms: z.number(),
+});
+
+export const AuditResponse = z.object({
+  entries: z.array(AuditEntrySchema),
+  total: z.int(),
+  truncated: z.boolean(),
+  path: z.string(),
+});
+
 /** The response schema of every op, keyed by op. */
 export const RESPONSES = {
   init: InitResponse,
@@ -202,6 +267,8 @@ export const RESPONSES = {
   files: FilesResponse,
   verify: VerifyResponse,
   clean: CleanResponse,
+  bundle: BundleResponse,
+  audit: AuditResponse,
 } as const;
 
 /** The `data` of an op. */

@@ -1,6 +1,9 @@
 import * as z from 'zod/mini';
 import { LANGUAGES } from '../scan/language.js';
-import { DEFAULT_TOP_K, MAX_TOP_K } from '../search/search.js';
+import { DEFAULT_TOP_K } from '../search/search.js';
+import { LIMITS } from '../core/limits.js';
+import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from '../engine/audit.js';
+import { MAX_BUNDLE_LINES } from '../engine/engine.js';
 import { MAX_FETCH_LINES } from '../engine/fetch.js';
 import { DEFAULT_FILES_LIMIT, MAX_FILES_LIMIT } from '../engine/files.js';
 
@@ -43,7 +46,8 @@ export const SearchRequest = z.strictObject({
   op: z.literal('search'),
   id: requestId,
   q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(4096, 'at most 4096 characters')),
-  top_k: z.optional(cappedCount(MAX_TOP_K)),
+  // Capped again by the engine at the max_search_hits limit (20 by default).
+  top_k: z.optional(cappedCount(LIMITS.max_search_hits.max)),
   mode: z.optional(z.enum(['bm25', 'idf'])),
   glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
   lang: z.optional(z.enum(LANGUAGES)),
@@ -83,6 +87,27 @@ export const FilesRequest = z.strictObject({
   id: requestId,
   glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
   limit: z.optional(cappedCount(MAX_FILES_LIMIT)),
+  /** List files and folders whose name starts with "." too (default false). */
+  include_hidden: z.optional(z.boolean()),
+});
+
+/** `bundle`: a context bundle for a task prompt (SPEC §5). */
+export const BundleRequest = z.strictObject({
+  op: z.literal('bundle'),
+  id: requestId,
+  prompt: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(65_536, 'at most 65536 characters')),
+  // Capped again by the engine at the max_bundle_files limit.
+  max_files: z.optional(cappedCount(LIMITS.max_bundle_files.max)),
+  max_lines: z.optional(cappedCount(MAX_BUNDLE_LINES)),
+  include_tests: z.optional(z.boolean()),
+});
+
+/** `audit`: recent calls from `.repodex/audit.jsonl`. */
+export const AuditRequest = z.strictObject({
+  op: z.literal('audit'),
+  id: requestId,
+  since: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+  limit: z.optional(cappedCount(MAX_AUDIT_LIMIT)),
 });
 
 /** Every request, told apart by `op`. */
@@ -97,6 +122,8 @@ export const Request = z.discriminatedUnion('op', [
   FilesRequest,
   VerifyRequest,
   CleanRequest,
+  BundleRequest,
+  AuditRequest,
 ]);
 
 /** A parsed request. */
@@ -106,7 +133,7 @@ export type Op = Request['op'];
 /** The request of one op. */
 export type RequestOf<O extends Op> = Extract<Request, { op: O }>;
 /** The operations served over the wire (JSONL, and the servers to come); `init` and `clean` are CLI-only. */
-export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files', 'verify'];
+export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files', 'bundle', 'audit', 'verify'];
 
 /** Defaults applied by the engine when a request leaves a field out. */
-export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT } as const;
+export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT, audit_limit: DEFAULT_AUDIT_LIMIT } as const;

@@ -46,11 +46,18 @@ beforeAll(() => {
 
 describe('paths that are not plain relative paths', () => {
   const cases = ['/etc/passwd', 'C:\\x', 'c:/x', '\\\\server\\share\\x', '\\x', '..\\x', '..', '../x', 'a/../../x', 'src/../src/index.ts', 'src/./../../x', '', 'a\0b'];
-  it.each(cases)('%j is rejected with a reason and a hint', (input) => {
+  it.each(cases)('%j is blocked with a reason and a hint', (input) => {
     const result = refusal(guard.check(input));
-    expect(result.blocked).toBe(false);
-    expect(result.reason).toMatch(/not a relative path inside the repository/);
+    expect(result.blocked).toBe(true);
+    expect(result.reason).toMatch(/not a path inside the repository/);
     expect(result.hint).toMatch(/\.\./);
+  });
+
+  it('accepts an absolute path inside the root (as git does), and judges it as the relative one', () => {
+    expect(guard.check(join(root, 'src/index.ts'))).toMatchObject({ ok: true, path: 'src/index.ts' });
+    expect(guard.check(`${root}/src/../src/index.ts`)).toMatchObject({ ok: true, path: 'src/index.ts' });
+    expect(refusal(guard.check(`${root}/../outside.ts`)).blocked).toBe(true);
+    expect(refusal(guard.check(root)).blocked).toBe(true);
   });
 
   it('normalizes harmless spellings of a relative path', () => {

@@ -1,5 +1,5 @@
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, sep } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isErrnoException } from '../core/errors.js';
 import type { Denylist } from './denylist.js';
 
@@ -34,15 +34,28 @@ export class PathGuard {
     return this.realRootCache;
   }
 
-  /** Check a repository-relative path before reading it. */
+  /**
+   * An absolute POSIX path inside the root, as a repository-relative one (git accepts those too);
+   * anything else is returned as given, for the relative-path rules to judge.
+   */
+  private insideRoot(input: string): string {
+    if (!input.startsWith('/') || input.startsWith('//') || input.includes('\0')) return input;
+    for (const base of [this.root, this.realRoot]) {
+      const rel = relative(base, resolve(input));
+      if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+    }
+    return input;
+  }
+
+  /** Check a repository-relative path (or an absolute one inside the root) before reading it. */
   check(input: string): GuardedPath {
-    const rel = normalizeRelativePath(input);
+    const rel = normalizeRelativePath(this.insideRoot(input));
     if (rel === undefined) {
       return {
         ok: false,
-        blocked: false,
-        reason: `path ${JSON.stringify(input)} is not a relative path inside the repository`,
-        hint: 'use a repository-relative path such as "src/index.ts", without ".." or a leading "/"',
+        blocked: true,
+        reason: `path ${JSON.stringify(input)} is not a path inside the repository`,
+        hint: 'use a repository-relative path such as "src/index.ts" (or an absolute path inside the repository), without ".."',
       };
     }
     if (this.denylist.blocks(rel)) {

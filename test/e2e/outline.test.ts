@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeRepo, runCli } from '../helpers.js';
@@ -231,14 +231,14 @@ describe('repodex outline', () => {
     expect(resynced.symbols).toEqual(edited.symbols);
   });
 
-  it('works without any index, by parsing, and creates none', () => {
+  it('works without any index, by parsing, and builds none (only the audit log is written)', () => {
     const a = outline(fresh, 'src/a.ts');
     expect(a).toMatchObject({ path: 'src/a.ts', parsed: true, source: 'parse' });
     expect(a.symbols.map(facts)).toEqual(A_FACTS);
     const b = outline(fresh, 'src/b.py');
     expect(b).toMatchObject({ parsed: true, source: 'parse' });
     expect(b.symbols.map(facts)).toEqual(B_FACTS);
-    expect(existsSync(join(fresh, '.repodex'))).toBe(false);
+    expect(readdirSync(join(fresh, '.repodex')).sort()).toEqual(['.gitignore', 'audit.jsonl']);
   });
 
   it('is deterministic: the same symbols twice, from the index and from a parse', () => {
@@ -267,8 +267,8 @@ describe('repodex outline', () => {
   it('refuses markdown, paths outside the root and secrets (exit 1)', () => {
     const cases: [string, boolean, RegExp][] = [
       ['README.md', false, /^no outline for markdown files$/],
-      ['../x.ts', false, /not a relative path inside the repository/],
-      ['/etc/passwd', false, /not a relative path inside the repository/],
+      ['../x.ts', true, /not a path inside the repository/],
+      ['/etc/passwd', true, /not a path inside the repository/],
       ['.env', true, /denylist/],
       ['src/missing.ts', false, /does not exist/],
     ];
@@ -286,7 +286,7 @@ describe('repodex outline', () => {
     expect(human.stdout + human.stderr).not.toContain('not-a-real-secret');
   });
 
-  it('serves outline over JSONL: symbols, and refusals as ok answers', () => {
+  it('serves outline over JSONL: symbols, and refusals as ok:false answers that still carry blocked/error/hint', () => {
     const requests = [
       { op: 'outline', path: 'src/a.ts', id: 1 },
       { op: 'outline', path: '../x.ts', id: 2 },
@@ -302,16 +302,18 @@ describe('repodex outline', () => {
       .map((line) => JSON.parse(line) as { ok: boolean; op: string; id: number; data?: Outline | Refusal; error?: string; code?: string });
     expect(replies.map((reply) => [reply.id, reply.ok, reply.op])).toEqual([
       [1, true, 'outline'],
-      [2, true, 'outline'],
-      [3, true, 'outline'],
-      [4, true, 'outline'],
+      [2, false, 'outline'],
+      [3, false, 'outline'],
+      [4, false, 'outline'],
       [5, false, 'outline'],
     ]);
     const [a, outside, secret, markdown, missing] = replies;
     expect(a!.data).toMatchObject({ path: 'src/a.ts', parsed: true, source: 'index' });
     expect((a!.data as Outline).symbols.map(facts)).toEqual(A_FACTS);
-    // A refused path is an answer (ok: true) carrying blocked/error/hint, not a protocol error.
-    expect(outside!.data).toMatchObject({ path: '../x.ts', blocked: false, error: expect.stringContaining('not a relative path') as string });
+    // A refused path is ok:false (as the CLI exits 1), and still carries blocked/error/hint.
+    expect(outside).toMatchObject({ ok: false, code: 'BLOCKED', blocked: true });
+    expect(outside!.data).toMatchObject({ path: '../x.ts', blocked: true, error: expect.stringContaining('not a path inside the repository') as string });
+    expect(markdown).toMatchObject({ ok: false, code: 'REFUSED', blocked: false });
     expect(secret!.data).toMatchObject({ path: '.env', blocked: true });
     expect(JSON.stringify(secret)).not.toContain('not-a-real-secret');
     expect(markdown!.data).toMatchObject({ blocked: false, error: 'no outline for markdown files' });

@@ -1,10 +1,17 @@
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEngine, createServerEngine } from '../../compose.js';
 import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
-import { type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, describeIssues, handle, isRefusal } from '../../protocol/index.js';
+import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
+import { LIMITS, LIMIT_NAMES, limitProblem } from '../../core/limits.js';
 import { serveJsonl } from '../jsonl/server.js';
+import type { ToolNaming } from '../mcp/server.js';
+import { bundledScript } from '../../engine/parse-pool.js';
 import {
+  humanSafe,
+  printAudit,
+  printBundle,
   printClean,
   printFetch,
   printFiles,
@@ -104,9 +111,38 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   files: {
     summary: 'the catalogued files, with size, mtime, language and state',
-    usage: 'repodex files [--glob G] [--limit N]',
-    details: '  --glob G    only paths matching G, e.g. "src/**/*.ts"\n  --limit N   at most N files (default 1000, at most 10000)',
-    options: { glob: { type: 'string' }, limit: { type: 'string' } },
+    usage: 'repodex files [--glob G] [--limit N] [--include-hidden]',
+    details: [
+      '  --glob G           only paths matching G, e.g. "src/**/*.ts"',
+      '  --limit N          at most N files (default 1000, at most 10000)',
+      '  --include-hidden   also files under a name starting with "." (.github/, .eslintrc.json)',
+    ].join('\n'),
+    options: { glob: { type: 'string' }, limit: { type: 'string' }, 'include-hidden': { type: 'boolean' } },
+  },
+  bundle: {
+    summary: 'the context a task needs: cited excerpts with reasons, within a budget',
+    usage: 'repodex bundle "TASK PROMPT" [--max-files N] [--max-lines N] [--include-tests] [--format md|json]',
+    details: [
+      'Keywords from the prompt, several searches, excerpts widened to their enclosing declarations, each cited',
+      '(path:start-end) with the reason it was chosen. Deterministic: the same prompt on the same index gives the',
+      'same bundle. Also written to .repodex/last_bundle.json and .repodex/last_bundle.md.',
+      '  --max-files N     files cited (default and most: limits.max_bundle_files, 8)',
+      '  --max-lines N     lines of excerpts in all (default 400, at most 4000)',
+      '  --include-tests   let test files in (left out by default)',
+      '  --format F        md (default) or json (the same as --json)',
+    ].join('\n'),
+    options: { 'max-files': { type: 'string' }, 'max-lines': { type: 'string' }, 'include-tests': { type: 'boolean' }, format: { type: 'string' } },
+  },
+  audit: {
+    summary: 'recent calls from every front end (.repodex/audit.jsonl)',
+    usage: 'repodex audit [--since T] [--limit N]',
+    details: [
+      'One line per call: time, front end, operation or tool, outcome, blocked, duration, sanitized arguments',
+      '(queries and paths, never file contents). The log is rotated past 4 MiB (audit.1.jsonl keeps the previous one).',
+      '  --since T   only calls from T on: an ISO time (2026-11-24T10:00:00Z) or a duration back from now (15m, 2h, 7d)',
+      '  --limit N   the newest N calls (default 50, at most 1000)',
+    ].join('\n'),
+    options: { since: { type: 'string' }, limit: { type: 'string' } },
   },
   verify: {
     summary: 'check every checksum, size, version and cross-reference of the index',
@@ -126,17 +162,29 @@ const COMMANDS: Record<string, CommandSpec> = {
     options: { 'debounce-ms': { type: 'string' } },
   },
   serve: {
-    summary: 'serve the JSONL protocol on stdin/stdout for an agent',
-    usage: 'repodex serve --stdio [--watch] [--debounce-ms N]',
+    summary: 'serve an agent on stdin/stdout: MCP (--mcp) or the JSONL protocol (--stdio)',
+    usage: 'repodex serve --mcp|--stdio [--watch] [--debounce-ms N] [--tool-names dotted|underscore] [limit flags]',
     details: [
-      'One JSON request per line in, one JSON response per line out, in order. Ops: status, sync, search,',
-      'fetch, open, outline, files, verify. See AGENTS.md for the protocol. A search, fetch or files on a',
-      'stale index syncs first (as the CLI does), in a worker thread; file changes are noticed by a watcher.',
-      '  --watch           re-index changes in the background as they happen; requests meanwhile answer',
-      '                    from the previous index with a warning instead of waiting',
-      '  --debounce-ms N   quiet period before a background re-index (default 500)',
+      '--mcp     an MCP server: tools repo.status, repo.list_files, repo.open_file, repo.outline, repo.search,',
+      '          repo.refresh_index, repo.build_context_bundle, repo.audit_log (AGENTS.md: client set-up).',
+      '--stdio   the JSONL protocol: one JSON request per line in, one response per line out, in order. Ops:',
+      '          status, sync, search, fetch, open, outline, files, bundle, audit, verify.',
+      'A read on a stale index syncs first (as the CLI does), in a worker thread; a watcher notices changes.',
+      '  --watch                re-index changes in the background as they happen; requests meanwhile answer',
+      '                         from the previous index with a warning instead of waiting',
+      '  --debounce-ms N        quiet period before a background re-index (default 500)',
+      '  --tool-names N         dotted (repo.search, default) or underscore (repo_search) for clients that reject dots',
+      'Limits (default < .repodex/config.json limits.* < these flags):',
+      ...LIMIT_NAMES.map((limit) => `  ${`${LIMITS[limit].flag} N`.padEnd(37)}${LIMITS[limit].min}–${LIMITS[limit].max}, default ${LIMITS[limit].default}`),
     ].join('\n'),
-    options: { stdio: { type: 'boolean' }, watch: { type: 'boolean' }, 'debounce-ms': { type: 'string' } },
+    options: {
+      stdio: { type: 'boolean' },
+      mcp: { type: 'boolean' },
+      watch: { type: 'boolean' },
+      'debounce-ms': { type: 'string' },
+      'tool-names': { type: 'string' },
+      ...Object.fromEntries(LIMIT_NAMES.map((limit) => [LIMITS[limit].flag.slice(2), { type: 'string' as const }])),
+    },
   },
   clean: {
     summary: 'remove the index (keeps config.json and ignore)',
@@ -177,8 +225,58 @@ function toInt(flag: string, value: string | undefined): number | undefined {
 
 function parseRequest<O extends Op>(input: { op: O } & Record<string, unknown>): RequestOf<O> {
   const parsed = Request.safeParse(input, { reportInput: true });
-  if (!parsed.success) throw new RepodexError('BAD_REQUEST', describeIssues(parsed.error));
+  if (!parsed.success) throw new RepodexError('BAD_REQUEST', flagNames(describeIssues(parsed.error)));
   return parsed.data as RequestOf<O>;
+}
+
+/** The CLI flag of each request field: errors name what the user typed, not the protocol's field. */
+const FLAG_OF: Record<string, string> = {
+  q: '--q',
+  top_k: '--top-k',
+  mode: '--mode',
+  glob: '--glob',
+  lang: '--lang',
+  ids: '--ids',
+  max_lines: '--max-lines',
+  start_line: '--start',
+  end_line: '--end',
+  limit: '--limit',
+  max_files: '--max-files',
+  include_tests: '--include-tests',
+  since: '--since',
+  prompt: 'the prompt',
+  path: 'the path',
+};
+
+/** A message with request field names replaced by the flags that set them ("top_k: must be…" → "--top-k must be…"). */
+export function flagNames(message: string): string {
+  return message
+    .replace(/(^|; )([a-z_]+)(?:\.\d+)?: /g, (whole, separator: string, field: string) => (FLAG_OF[field] ? `${separator}${FLAG_OF[field]} ` : whole))
+    .replace(/\b(start_line|end_line|top_k|max_lines|max_files)\b/g, (field) => FLAG_OF[field] ?? field);
+}
+
+/** Report a call that failed without an answer (a bad request, a damaged index, …): exit 1, 2 for internal errors. */
+function reportCallError(error: CallError, json: boolean, io: CliIo): number {
+  const message = flagNames(error.message);
+  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: message, code: error.code })}\n`);
+  io.stderr.write(`repodex: ${message}\n`);
+  if (error.code === 'ABORTED') return INTERRUPTED;
+  return error.code === 'INTERNAL' ? 2 : 1;
+}
+
+/** A language filter as typed (`TypeScript` works as well as `typescript`). */
+function langOf(value: unknown): unknown {
+  return typeof value === 'string' ? value.toLowerCase() : value;
+}
+
+/** A path typed on the command line as a repository path: relative to the current folder (as git does), or absolute inside the root. */
+export function cliPath(root: string, typed: string, cwd = process.cwd()): string {
+  // Anything that is not a plain POSIX path (NUL, drive letters, UNC) goes to the guard as typed.
+  if (typed.includes('\0') || /^[A-Za-z]:/.test(typed) || typed.startsWith('\\')) return typed;
+  const rel = relative(root, resolve(cwd, typed)).split(sep).join('/');
+  // Outside the root (or the root itself): the guard refuses the path as the user typed it.
+  if (rel === '' || rel === '..' || rel.startsWith('../') || isAbsolute(rel)) return typed;
+  return rel;
 }
 
 /** Output streams, injectable for tests. */
@@ -235,31 +333,42 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const handleOptions: HandleOptions = { ...(json || !progress ? {} : { onEvent: progress.onEvent }), signal: interrupt.signal };
     const emit = <T>(data: T, human: (data: T, style: Style) => string): void => {
       progress?.clear();
-      out(json ? JSON.stringify(data) : human(data, style));
+      out(json ? JSON.stringify(data) : human(humanSafe(data), style));
     };
     if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json);
-    const engine = createEngine({ root });
-    const run = <O extends Op>(request: RequestOf<O>): Promise<ResponseOf<O>> => handle(engine, request, handleOptions);
+    const engine = createEngine({ root, requireRepository: name !== 'init' });
+    // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too.
+    const repoPath = (path: string): string => cliPath(engine.root, path);
+    /** Run one request as a call (audit log, response cap); refusals print their answer and exit 1. */
+    const run = async <O extends Op>(request: RequestOf<O>, human: (data: ResponseOf<O>, style: Style) => string): Promise<number> => {
+      const result = await call(engine, request, { ...handleOptions, frontend: 'cli' });
+      progress?.clear();
+      if (result.data === undefined) return reportCallError(result.error!, json, io);
+      const synced = (result.data as { synced?: ResponseOf<'sync'> }).synced;
+      if (synced && !json) io.stderr.write(`${printSyncSummary(humanSafe(synced))}\n`);
+      emit(result.data, human);
+      const own = (result.data as { warnings?: unknown }).warnings;
+      if (!json && !Array.isArray(own)) for (const warning of result.warnings) io.stderr.write(`repodex: warning: ${warning}\n`);
+      if (result.error) {
+        if (!json) io.stderr.write(`repodex: ${flagNames(result.error.message)}\n`);
+        return 1;
+      }
+      return request.op === 'verify' && !(result.data as ResponseOf<'verify'>).ok ? 1 : 0;
+    };
     switch (name) {
       case 'init':
-        emit(await run(parseRequest({ op: 'init' })), printInit);
-        return 0;
+        return run(parseRequest({ op: 'init' }), printInit);
       case 'status':
-        emit(await run(parseRequest({ op: 'status' })), printStatus);
-        return 0;
+        return run(parseRequest({ op: 'status' }), printStatus);
       case 'sync':
-        emit(await run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined })), printSyncSummary);
-        return 0;
+        return run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined }), printSyncSummary);
       case 'search': {
         const q = (values.q as string | undefined) ?? positionals.join(' ');
         if (q.trim() === '') throw new RepodexError('BAD_REQUEST', 'search needs a query: repodex search "where is the config loaded"');
-        const report = await run(
-          parseRequest({ op: 'search', q, top_k: toInt('--top-k', values['top-k'] as string | undefined), mode: values.mode, glob: values.glob, lang: values.lang }),
+        return run(
+          parseRequest({ op: 'search', q, top_k: toInt('--top-k', values['top-k'] as string | undefined), mode: values.mode, glob: values.glob, lang: langOf(values.lang) }),
+          printSearch,
         );
-        progress?.clear();
-        if (report.synced && !json) io.stderr.write(`${printSyncSummary(report.synced)}\n`);
-        emit(report, printSearch);
-        return 0;
       }
       case 'fetch': {
         const idText = [(values.ids as string | undefined) ?? '', ...positionals].join(',');
@@ -268,35 +377,48 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           .filter(Boolean)
           .map((id) => toInt('--ids', id)!);
         if (ids.length === 0) throw new RepodexError('BAD_REQUEST', 'fetch needs chunk ids from a search: repodex fetch --ids 3,7');
-        const report = await run(parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) }));
-        emit(report, printFetch);
-        return report.chunks.some(isRefusal) ? 1 : 0;
+        return run(parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) }), printFetch);
       }
       case 'open': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'open needs exactly one path: repodex open src/index.ts --start 10 --end 40');
-        const report = await run(parseRequest({ op: 'open', path, start_line: toInt('--start', values.start as string | undefined), end_line: toInt('--end', values.end as string | undefined) }));
-        emit(report, printOpen);
-        return isRefusal(report) ? 1 : 0;
+        const start = toInt('--start', values.start as string | undefined);
+        const end = toInt('--end', values.end as string | undefined);
+        return run(parseRequest({ op: 'open', path: repoPath(path), start_line: start, end_line: end }), printOpen);
       }
       case 'outline': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'outline needs exactly one path: repodex outline src/router.ts');
-        const report = await run(parseRequest({ op: 'outline', path }));
-        emit(report, printOutline);
-        return isRefusal(report) ? 1 : 0;
+        return run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline);
       }
       case 'files':
-        emit(await run(parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined) })), printFiles);
-        return 0;
-      case 'verify': {
-        const report = await run(parseRequest({ op: 'verify' }));
-        emit(report, printVerify);
-        return report.ok ? 0 : 1;
+        return run(
+          parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined), include_hidden: values['include-hidden'] === true ? true : undefined }),
+          printFiles,
+        );
+      case 'bundle': {
+        const prompt = positionals.join(' ');
+        if (prompt.trim() === '') throw new RepodexError('BAD_REQUEST', 'bundle needs a task prompt: repodex bundle "add retries to the HTTP client"');
+        const format = values.format as string | undefined;
+        if (format !== undefined && format !== 'md' && format !== 'json') throw new RepodexError('BAD_REQUEST', `--format must be md or json, got ${JSON.stringify(format)}`);
+        if (format === 'json') json = true;
+        return run(
+          parseRequest({
+            op: 'bundle',
+            prompt,
+            max_files: toInt('--max-files', values['max-files'] as string | undefined),
+            max_lines: toInt('--max-lines', values['max-lines'] as string | undefined),
+            include_tests: values['include-tests'] === true ? true : undefined,
+          }),
+          printBundle,
+        );
       }
+      case 'audit':
+        return run(parseRequest({ op: 'audit', since: values.since, limit: toInt('--limit', values.limit as string | undefined) }), printAudit);
+      case 'verify':
+        return run(parseRequest({ op: 'verify' }), printVerify);
       case 'clean':
-        emit(await run(parseRequest({ op: 'clean' })), printClean);
-        return 0;
+        return run(parseRequest({ op: 'clean' }), printClean);
       default:
         throw new RepodexError('INTERNAL', `command ${name} has no handler`);
     }
@@ -311,10 +433,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 /** `watch` and `serve`: long-running, on a server engine (worker-thread syncs, a file watcher). */
 async function runServer(name: 'watch' | 'serve', values: Record<string, string | boolean | undefined>, root: string | undefined, io: CliIo, stop: AbortSignal, json: boolean): Promise<number> {
-  if (name === 'serve' && values.stdio !== true) throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --stdio');
+  if (name === 'serve' && values.stdio !== true && values.mcp !== true) {
+    throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --mcp (for MCP clients) or repodex serve --stdio (the JSONL protocol)');
+  }
+  if (values.stdio === true && values.mcp === true) throw new RepodexError('BAD_REQUEST', 'serve takes one transport: --mcp or --stdio, not both');
+  const naming = values['tool-names'] as string | undefined;
+  if (naming !== undefined && naming !== 'dotted' && naming !== 'underscore') throw new RepodexError('BAD_REQUEST', `--tool-names must be dotted or underscore, got ${JSON.stringify(naming)}`);
   const debounce = toInt('--debounce-ms', values['debounce-ms'] as string | undefined);
   if (debounce !== undefined && (debounce < 0 || debounce > 60_000)) throw new RepodexError('BAD_REQUEST', '--debounce-ms must be between 0 and 60000');
-  const server = await createServerEngine({ root });
+  const limits: Record<string, number> = {};
+  for (const limit of LIMIT_NAMES) {
+    const { flag } = LIMITS[limit];
+    const value = toInt(flag, values[flag.slice(2)] as string | undefined);
+    if (value === undefined) continue;
+    const problem = limitProblem(limit, value, flag);
+    if (problem) throw new RepodexError('BAD_REQUEST', problem);
+    limits[limit] = value;
+  }
+  const server = await createServerEngine({ root, requireRepository: true, limits });
   const log = (message: string): void => {
     io.stderr.write(`${message}\n`);
   };
@@ -343,7 +479,11 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
       });
       // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
       await server.engine.warmUp();
-      await Promise.race([serveJsonl(server.engine, io.stdin, io.stdout, { log }), stopped]);
+      const session =
+        values.mcp === true
+          ? loadMcp().then(({ serveMcp }) => serveMcp(server.engine, io.stdin, io.stdout, { naming: naming as ToolNaming | undefined, log }))
+          : serveJsonl(server.engine, io.stdin, io.stdout, { log });
+      await Promise.race([session, stopped]);
     } else {
       await stopped;
     }
@@ -372,4 +512,14 @@ function reportError(error: unknown, json: boolean, io: CliIo): number {
   if (!user && !isRepodexError(error) && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
   if (code === 'ABORTED') return INTERRUPTED;
   return user ? 1 : 2;
+}
+
+/**
+ * The MCP server module, loaded only by `serve --mcp`: built as its own bundle (dist/mcp-server.js),
+ * so one-shot commands load one module without the MCP SDK in it. From sources, the module itself.
+ */
+async function loadMcp(): Promise<typeof import('../mcp/server.js')> {
+  const bundled = bundledScript('mcp-server.js');
+  const specifier = bundled ? bundled.href : '../mcp/server.js'; // a variable: the CLI bundle does not pull it in
+  return (await import(specifier)) as typeof import('../mcp/server.js');
 }

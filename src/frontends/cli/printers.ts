@@ -1,3 +1,4 @@
+import { bundleMarkdown } from '../../bundle/markdown.js';
 import type { ResponseOf } from '../../protocol/index.js';
 import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
 
@@ -159,7 +160,10 @@ export function printOutline(report: ResponseOf<'outline'>, style: Style): strin
     const depth = symbol.parent_symbol === null ? 0 : symbol.parent_symbol.split('.').length;
     const range = `${String(symbol.start_line).padStart(width)}-${String(symbol.end_line).padEnd(width)}`;
     const context = symbol.decl_context ? style.yellow(` [${symbol.decl_context}]`) : '';
-    return `${style.dim(range)}  ${'  '.repeat(depth)}${style.cyan(symbol.kind)} ${symbol.signature || symbol.name}${context}`;
+    // A signature usually names its kind already ("export class Router"): then it is shown alone.
+    const signature = symbol.signature || symbol.name;
+    const named = new RegExp(`(^|\\s)${symbol.kind.replace(/[^\w]/g, '')}(\\s|$)`).test(signature) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
+    return `${style.dim(range)}  ${'  '.repeat(depth)}${named}${context}`;
   });
   lines.push(style.dim(`${report.symbols.length} declarations in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
   return lines.join('\n');
@@ -189,4 +193,52 @@ export function printWatchSync(summary: ResponseOf<'sync'>, now: Date = new Date
   const time = now.toTimeString().slice(0, 8);
   if (summary.mode === 'none') return `${time} nothing to re-index`;
   return `${time} ${printSyncSummary(summary)}`;
+}
+
+/** Human output of `bundle`: the same Markdown as `.repodex/last_bundle.md`. */
+export function printBundle(report: ResponseOf<'bundle'>): string {
+  const warnings = report.warnings.map((warning) => `warning: ${warning}`);
+  return [bundleMarkdown(report).trimEnd(), ...warnings].join('\n');
+}
+
+/** Human output of `audit`: one line per call, oldest first. */
+export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
+  if (report.entries.length === 0) return `no calls recorded${report.total > 0 ? ' in that period' : ''} (${report.path})`;
+  const lines = report.entries.map((entry) => {
+    const outcome = entry.outcome === 'ok' ? style.green('ok') : style.red(entry.outcome);
+    const args = Object.entries(entry.args)
+      .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`)
+      .join(' ');
+    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? entry.op).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
+  });
+  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatCount(report.total)} calls (${report.path})`));
+  return lines.join('\n');
+}
+
+/** Fields whose text may span lines in human output (everything else is one line: a newline in it is escaped). */
+const MULTILINE_FIELDS = new Set(['snippet', 'prompt', 'rationale']);
+
+/**
+ * Data made safe for a terminal: control characters (ANSI escapes, carriage returns, NUL, C1) in
+ * any string are shown escaped (`\x1b`), and a newline too wherever a value is a single line
+ * (paths, names): a file named `x.ts\n── .env:1-1` cannot fake an output line or color the
+ * terminal. Paths that needed escaping are quoted, as git quotes them. `--json` output is not
+ * touched: JSON escapes them itself.
+ */
+export function humanSafe<T>(value: T, key = ''): T {
+  if (typeof value === 'string') {
+    const multiline = MULTILINE_FIELDS.has(key);
+    // Control characters are what this matches on purpose.
+    // eslint-disable-next-line no-control-regex
+    const pattern = multiline ? /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g : /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+    if (!pattern.test(value)) return value;
+    pattern.lastIndex = 0;
+    const escaped = value.replace(pattern, (ch) => (ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`));
+    return (key === 'path' || key === 'citation' ? `"${escaped.replace(/"/g, '\\"')}"` : escaped) as T;
+  }
+  if (Array.isArray(value)) return value.map((item) => humanSafe(item, key === 'lines' ? 'line' : key)) as T;
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, humanSafe(item, name)])) as T;
+  }
+  return value;
 }

@@ -1,13 +1,12 @@
 import type { Writable } from 'node:stream';
-import { isRepodexError } from '../../core/errors.js';
-import { type Engine, OPS, Request, describeIssues, handle } from '../../protocol/index.js';
+import { type Engine, OPS, Request, call, describeIssues } from '../../protocol/index.js';
 
 /** Longest request line accepted (SPEC §9: 1 MiB). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
 type Response =
-  | { ok: true; op: string; data: unknown; id?: string | number }
-  | { ok: false; op: string; error: string; code: string; id?: string | number };
+  | { ok: true; op: string; data: unknown; warnings?: string[]; id?: string | number }
+  | { ok: false; op: string; error: string; code: string; blocked?: boolean; hint?: string; data?: unknown; id?: string | number };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -100,11 +99,16 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
   const parsed = Request.safeParse(raw, { reportInput: true });
   if (!parsed.success) return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
   try {
-    // Every op goes through the same dispatch, and so through the engine's freshness policy.
-    const data = await handle(engine, parsed.data);
-    return { ok: true, op, data, ...id };
+    // Every op goes through the same call: the engine's freshness policy, the response cap, the audit log.
+    const result = await call(engine, parsed.data, { frontend: 'jsonl' });
+    if (result.error) {
+      const { code, message, hint } = result.error;
+      return { ok: false, op, error: message, code, ...(hint !== undefined ? { blocked: result.blocked, hint } : {}), ...(result.data !== undefined ? { data: result.data } : {}), ...id };
+    }
+    // Answers without their own `warnings` (a cut `open`, say) carry the call's at the top level.
+    const extra = result.warnings.length > 0 && !('warnings' in (result.data as object)) ? { warnings: result.warnings } : {};
+    return { ok: true, op, data: result.data, ...extra, ...id };
   } catch (error) {
-    if (isRepodexError(error)) return { ok: false, op, error: error.message, code: error.code, ...id };
     log?.(`internal error on ${op}: ${(error as Error).stack ?? String(error)}`);
     return { ok: false, op, error: `internal error: ${(error as Error).message}`, code: 'INTERNAL', ...id };
   }

@@ -1,0 +1,186 @@
+import { numberLines } from '../engine/read-file.js';
+import type { OutlineSymbol } from '../lang/types.js';
+import type { SearchHit } from '../search/search.js';
+import { queryTerms } from '../text/tokenizer.js';
+import type { BundleDraft, BundleExcerpt, BundleRequest, BundleSearch, BundleTools, Bundler } from './bundler.js';
+
+/** Longest query text sent to one search (the search op's own bound). */
+const MAX_QUERY_CHARS = 4096;
+/** Results asked of each search. */
+const HITS_PER_SEARCH = 20;
+/** Keywords searched on their own, rarest first. */
+const KEYWORD_SEARCHES = 4;
+/** Reciprocal-rank fusion constant: how fast a lower rank stops counting. */
+const RRF_K = 20;
+/** Excerpts taken from one file. */
+const EXCERPTS_PER_FILE = 2;
+/** A hit is widened to its enclosing declaration only if that declaration is at most this long. */
+const MAX_WIDENED_LINES = 150;
+/** An excerpt shorter than this is not worth starting when the budget is nearly spent. */
+const MIN_EXCERPT_LINES = 5;
+
+/** Identifier-like words of a prompt: backticked code, CamelCase, snake_case, dotted names, file names. */
+export function promptIdentifiers(prompt: string): string[] {
+  const found: string[] = [];
+  for (const match of prompt.matchAll(/`([^`\n]{1,120})`/g)) found.push(match[1]!.trim());
+  for (const match of prompt.matchAll(/[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|[A-Za-z_$][\w$]*/g)) {
+    const word = match[0];
+    const isCode = /[a-z][A-Z]/.test(word) || /^[A-Z][a-z]+[A-Z]/.test(word) || /[a-z0-9]_[a-z0-9]/i.test(word) || word.includes('.');
+    if (isCode && word.length >= 3) found.push(word);
+  }
+  return [...new Set(found.filter((word) => word !== ''))];
+}
+
+interface Candidate {
+  hit: SearchHit;
+  score: number;
+  foundBy: string[];
+}
+
+/**
+ * The default bundler: keywords from the prompt, several searches (the prompt itself, its
+ * identifiers, its rarest keywords one by one) fused by reciprocal rank, at most two excerpts per
+ * file, each widened to its enclosing declaration, cut to the budget in rank order. Deterministic:
+ * every tie is broken by path and line.
+ */
+export const deterministicBundler: Bundler = {
+  name: 'deterministic-v1',
+  async build(request: BundleRequest, tools: BundleTools): Promise<BundleDraft> {
+    const prompt = request.prompt.trim();
+    const identifiers = promptIdentifiers(prompt);
+    const terms = queryTerms(prompt);
+    const df = await tools.documentFrequency(terms);
+    // Rarest first (most telling), then first mentioned; terms no chunk has are dropped.
+    const keywords = terms
+      .map((term, i) => ({ term, df: df[i]!, i }))
+      .filter((entry) => entry.df > 0)
+      .sort((a, b) => a.df - b.df || a.i - b.i)
+      .map((entry) => entry.term);
+
+    const searches: { query: string; weight: number; label: string }[] = [{ query: prompt.slice(0, MAX_QUERY_CHARS), weight: 1, label: 'the prompt' }];
+    if (identifiers.length > 0) searches.push({ query: identifiers.join(' ').slice(0, MAX_QUERY_CHARS), weight: 1, label: 'its identifiers' });
+    for (const keyword of keywords.slice(0, KEYWORD_SEARCHES)) searches.push({ query: keyword, weight: 0.5, label: `"${keyword}"` });
+
+    const candidates = new Map<number, Candidate>();
+    const ran: BundleSearch[] = [];
+    for (const search of searches) {
+      const hits = await tools.search(search.query, { topK: HITS_PER_SEARCH, excludeTests: !request.includeTests });
+      ran.push({ query: search.query.length > 200 ? `${search.query.slice(0, 200)}…` : search.query, hits: hits.length });
+      hits.forEach((hit, rank) => {
+        const entry = candidates.get(hit.chunk_id) ?? { hit, score: 0, foundBy: [] };
+        entry.score += search.weight / (RRF_K + rank + 1);
+        entry.foundBy.push(`${search.label} #${rank + 1}`);
+        // Keep the hit that matched the most terms (its `why` explains the excerpt best).
+        if (hit.why.length > entry.hit.why.length) entry.hit = hit;
+        candidates.set(hit.chunk_id, entry);
+      });
+    }
+
+    const ranked = [...candidates.values()].sort((a, b) => b.score - a.score || a.hit.path.localeCompare(b.hit.path) || a.hit.start_line - b.hit.start_line);
+    // Files in order of their best candidate; at most maxFiles of them, two excerpts each.
+    const byFile = new Map<string, Candidate[]>();
+    for (const candidate of ranked) {
+      const list = byFile.get(candidate.hit.path);
+      if (list) {
+        if (list.length < EXCERPTS_PER_FILE) list.push(candidate);
+      } else if (byFile.size < request.maxFiles) {
+        byFile.set(candidate.hit.path, [candidate]);
+      }
+    }
+
+    const omitted: BundleDraft['omitted'] = [];
+    const excerpts: BundleExcerpt[] = [];
+    let linesLeft = request.maxLines;
+    for (const [path, list] of byFile) {
+      const read = await tools.read(path);
+      if (!read.ok) {
+        omitted.push({ path, reason: read.reason });
+        continue;
+      }
+      const symbols = await tools.outline(path);
+      const ranges = mergeRanges(list.map((candidate) => widen(candidate, symbols, read.lines.length)));
+      for (const range of ranges) {
+        if (linesLeft < Math.min(MIN_EXCERPT_LINES, range.end - range.start + 1)) {
+          omitted.push({ path, reason: `line budget spent (${request.maxLines} lines): ${path}:${range.start}-${range.end} left out` });
+          continue;
+        }
+        const end = Math.min(range.end, range.start + linesLeft - 1);
+        const numbered = numberLines(read.lines.slice(range.start - 1, end), range.start);
+        linesLeft -= end - range.start + 1;
+        excerpts.push({
+          path,
+          start_line: range.start,
+          end_line: end,
+          citation: `${path}:${range.start}-${end}`,
+          symbol: range.symbol,
+          rationale: range.rationale,
+          lines: numbered.lines,
+          truncated: end < range.end,
+          score: Math.round(range.score * 1e6) / 1e6,
+        });
+      }
+    }
+    // Files that ranked but did not fit the file budget.
+    const cited = new Set(byFile.keys());
+    for (const candidate of ranked) {
+      if (omitted.length >= 10) break;
+      if (!cited.has(candidate.hit.path)) {
+        cited.add(candidate.hit.path);
+        omitted.push({ path: candidate.hit.path, reason: `file budget spent (${request.maxFiles} files)` });
+      }
+    }
+    return { keywords: [...identifiers, ...keywords.filter((keyword) => !identifiers.includes(keyword))].slice(0, 24), searches: ran, excerpts, omitted };
+  },
+};
+
+interface Range {
+  start: number;
+  end: number;
+  score: number;
+  symbol: string | null;
+  rationale: string;
+}
+
+/** A hit widened to the smallest enclosing declaration that is larger than it and not too long. */
+function widen(candidate: Candidate, symbols: readonly OutlineSymbol[], totalLines: number): Range {
+  const { hit } = candidate;
+  const matched = hit.why.length > 0 ? `matched ${hit.why.map((term) => `"${term}"`).join(', ')}` : 'ranked by path and name';
+  const found = `found by ${candidate.foundBy.join(', ')}`;
+  let best: OutlineSymbol | undefined;
+  for (const symbol of symbols) {
+    const length = symbol.end_line - symbol.start_line + 1;
+    const encloses = symbol.start_line <= hit.start_line && symbol.end_line >= hit.end_line;
+    const larger = symbol.start_line < hit.start_line || symbol.end_line > hit.end_line;
+    if (!encloses || !larger || length > MAX_WIDENED_LINES) continue;
+    if (!best || length < best.end_line - best.start_line + 1) best = symbol;
+  }
+  const end = Math.min(hit.end_line, Math.max(totalLines, 1));
+  if (!best) {
+    const what = hit.symbol ? `the chunk of ${hit.symbol}` : 'the chunk';
+    return { start: hit.start_line, end, score: candidate.score, symbol: hit.symbol, rationale: `${matched}; ${found}; ${what}` };
+  }
+  const name = best.parent_symbol ? `${best.parent_symbol} › ${best.name}` : best.name;
+  return {
+    start: best.start_line,
+    end: Math.min(best.end_line, Math.max(totalLines, 1)),
+    score: candidate.score,
+    symbol: name,
+    rationale: `${matched}; ${found}; widened from lines ${hit.start_line}-${hit.end_line} to the enclosing ${best.kind} ${name}`,
+  };
+}
+
+/** Overlapping or touching ranges of one file joined (the higher score and both reasons kept), in rank order. */
+function mergeRanges(ranges: Range[]): Range[] {
+  const out: Range[] = [];
+  for (const range of ranges) {
+    const overlapping = out.find((other) => range.start <= other.end + 1 && other.start <= range.end + 1);
+    if (!overlapping) {
+      out.push({ ...range });
+      continue;
+    }
+    overlapping.start = Math.min(overlapping.start, range.start);
+    overlapping.end = Math.max(overlapping.end, range.end);
+    overlapping.rationale = `${overlapping.rationale}; also ${range.rationale}`;
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { type ErrorCode, errorMessage, isRepodexError } from '../core/errors.js';
+import { sanitizeArguments } from '../engine/audit.js';
+import type { Engine } from '../engine/engine.js';
+import { type HandleOptions, handle } from './dispatch.js';
+import { fitResponse } from './fit.js';
+import type { ResponseOf } from './responses.js';
+import type { Op, RequestOf } from './schemas.js';
+
+/** Who is calling: recorded in the audit log. */
+export interface CallContext extends HandleOptions {
+  /** `cli`, `jsonl` or `mcp`. */
+  readonly frontend: string;
+  /** The name the client used, when it is not the op's (an MCP tool name such as `repo.search`). */
+  readonly tool?: string;
+  /** Set when the front end already has one (default: a new UUID). */
+  readonly requestId?: string;
+}
+
+/** Why a call did not succeed: a stable code, a message that names the fix, and for refused reads a hint. */
+export interface CallError {
+  readonly code: ErrorCode | 'BLOCKED' | 'REFUSED';
+  readonly message: string;
+  readonly hint?: string;
+}
+
+/**
+ * The outcome of one call, the same for every front end: JSONL writes it as `{ok, op, data}` or
+ * `{ok:false, op, error, code}`, MCP as the envelope `{request_id, ok, result, warnings, blocked}`,
+ * the CLI as output and an exit code. A refused read (blocked, missing, a chunk that is gone)
+ * is `ok: false` and still carries its `data`.
+ */
+export interface CallResult<O extends Op = Op> {
+  readonly request_id: string;
+  readonly op: O;
+  readonly ok: boolean;
+  readonly data: ResponseOf<O> | undefined;
+  readonly error: CallError | undefined;
+  readonly blocked: boolean;
+  readonly warnings: string[];
+  readonly duration_ms: number;
+}
+
+/** A refusal inside an answer (`open`, `outline`: the answer itself; `fetch`: its first refused chunk). */
+function refusalOf(op: Op, data: unknown): { blocked: boolean; error: string; hint: string } | undefined {
+  const isRefusal = (value: unknown): value is { blocked: boolean; error: string; hint: string } =>
+    typeof value === 'object' && value !== null && 'error' in value && 'hint' in value && 'blocked' in value;
+  if (op === 'fetch') return ((data as { chunks: unknown[] }).chunks ?? []).find(isRefusal);
+  return isRefusal(data) ? data : undefined;
+}
+
+/**
+ * Run one validated request for a front end: dispatch it (through the engine's freshness policy),
+ * cut the answer to the response cap, turn refusals into `ok: false`, and record the call in the
+ * audit log. Never throws for a request's own failure: that is an `ok: false` result.
+ */
+export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, context: CallContext): Promise<CallResult<O>> {
+  const started = performance.now();
+  const time = new Date().toISOString();
+  const requestId = context.requestId ?? randomUUID();
+  let data: ResponseOf<O> | undefined;
+  let error: CallError | undefined;
+  let blocked = false;
+  const warnings: string[] = [];
+  let internal: unknown;
+  try {
+    const answer = await handle(engine, request, context);
+    const fitted = fitResponse(request.op, answer, engine.limits().max_total_bytes_per_response);
+    data = fitted.data;
+    const own = (data as { warnings?: unknown }).warnings;
+    if (Array.isArray(own)) warnings.push(...(own as string[]));
+    else if (fitted.warning) warnings.push(fitted.warning);
+    const refusal = refusalOf(request.op, data);
+    if (refusal) {
+      blocked = refusal.blocked;
+      error = { code: refusal.blocked ? 'BLOCKED' : 'REFUSED', message: refusal.error, hint: refusal.hint };
+    }
+  } catch (thrown) {
+    if (!isRepodexError(thrown)) internal = thrown;
+    error = isRepodexError(thrown) ? { code: thrown.code, message: thrown.message } : { code: 'INTERNAL', message: `internal error: ${errorMessage(thrown)}` };
+  }
+  const durationMs = Math.round((performance.now() - started) * 100) / 100;
+  const { op, id: _id, ...args } = request as { op: O; id?: unknown } & Record<string, unknown>;
+  engine.auditLog.record({
+    time,
+    request_id: requestId,
+    frontend: context.frontend,
+    op,
+    ...(context.tool ? { tool: context.tool } : {}),
+    args: sanitizeArguments(args),
+    outcome: error ? error.code : 'ok',
+    blocked,
+    duration_ms: durationMs,
+  });
+  if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL), after it was logged
+  return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs };
+}

@@ -1,0 +1,96 @@
+import type { Op } from './schemas.js';
+
+/**
+ * The response cap (`max_total_bytes_per_response`, seed 002 §7.3), applied the same way on every
+ * front end: an answer whose JSON is longer than the cap loses items from the end of its main list
+ * (results, lines, files, excerpts, symbols; the oldest audit entries), is marked `truncated`, and
+ * a warning says what was cut and how to get the rest.
+ */
+
+const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+
+/** Keep the longest prefix (or suffix) of `items` that fits `room` bytes; `items` is JSON-encoded one by one. */
+function fitting<T>(items: readonly T[], room: number, fromEnd = false): number {
+  let used = 0;
+  let kept = 0;
+  const order = fromEnd ? [...items].reverse() : items;
+  for (const item of order) {
+    used += bytes(item) + 1; // the comma
+    if (used > room) break;
+    kept++;
+  }
+  return kept;
+}
+
+/** What fitting did: the answer (possibly cut) and, when cut, a warning for the caller. */
+export interface Fitted<T> {
+  readonly data: T;
+  readonly warning: string | undefined;
+}
+
+type Data = Record<string, unknown>;
+
+/** Cut `data` (the answer of `op`) to at most `maxBytes` of JSON. Answers that fit are returned as they are. */
+export function fitResponse<T>(op: Op, data: T, maxBytes: number): Fitted<T> {
+  const size = bytes(data);
+  if (size <= maxBytes) return { data, warning: undefined };
+  const record = data as unknown as Data;
+  const over = `the answer (${size} bytes) is over max_total_bytes_per_response (${maxBytes} bytes)`;
+  const cut = (field: string, fromEnd: boolean, extra: (kept: number, total: number) => Data): { kept: number; total: number; data: T } => {
+    const list = record[field] as unknown[];
+    const room = maxBytes - bytes({ ...record, [field]: [] }) - 64; // 64: the fields `extra` adds
+    const kept = Math.max(0, fitting(list, room, fromEnd));
+    const slice = fromEnd ? list.slice(list.length - kept) : list.slice(0, kept);
+    return { kept, total: list.length, data: { ...record, [field]: slice, ...extra(kept, list.length) } as T };
+  };
+  switch (op) {
+    case 'search': {
+      const result = cut('results', false, () => ({}));
+      const warnings = [...((record.warnings as string[]) ?? []), `${over}: cut to ${result.kept} of ${result.total} results; ask for fewer with top_k or narrow with glob`];
+      return { data: { ...(result.data as Data), warnings } as T, warning: warnings.at(-1) };
+    }
+    case 'open': {
+      const result = cut('lines', false, (kept) => ({ truncated: true, end_line: (record.start_line as number) + kept - 1, next_start: (record.start_line as number) + kept }));
+      const next = (record.start_line as number) + result.kept;
+      return { data: result.data, warning: `${over}: cut to ${result.kept} lines; continue with start_line ${next}` };
+    }
+    case 'fetch': {
+      // Lines come off the last chunks first: every requested chunk keeps its header.
+      const chunks = (record.chunks as Data[]).map((chunk) => ({ ...chunk }));
+      for (let i = chunks.length - 1; i >= 0 && bytes({ ...record, chunks }) > maxBytes; i--) {
+        const chunk = chunks[i]!;
+        if (!Array.isArray(chunk.lines)) continue;
+        const room = maxBytes - bytes({ ...record, chunks: chunks.map((other, j) => (j === i ? { ...other, lines: [] } : other)) }) - 32;
+        const kept = fitting(chunk.lines as string[], room);
+        chunks[i] = { ...chunk, lines: (chunk.lines as string[]).slice(0, kept), truncated: true };
+      }
+      const warnings = [...((record.warnings as string[]) ?? []), `${over}: chunk lines were cut; fetch one id at a time, or read the rest with open`];
+      return { data: { ...record, chunks, warnings } as T, warning: warnings.at(-1) };
+    }
+    case 'files': {
+      const result = cut('files', false, () => ({ truncated: true }));
+      return { data: result.data, warning: `${over}: listed ${result.kept} of ${result.total} files; narrow with glob or lower limit` };
+    }
+    case 'outline': {
+      const result = cut('symbols', false, () => ({ truncated: true }));
+      return { data: result.data, warning: `${over}: listed ${result.kept} of ${result.total} symbols; open the file to read the rest` };
+    }
+    case 'bundle': {
+      const result = cut('excerpts', false, () => ({}));
+      const warnings = [...((record.warnings as string[]) ?? []), `${over}: kept ${result.kept} of ${result.total} excerpts; ask for a smaller max_lines or max_files`];
+      return { data: { ...(result.data as Data), warnings } as T, warning: warnings.at(-1) };
+    }
+    case 'audit': {
+      const result = cut('entries', true, () => ({ truncated: true }));
+      return { data: result.data, warning: `${over}: kept the newest ${result.kept} of ${result.total} entries; ask with a smaller limit or a later since` };
+    }
+    default: {
+      // status, sync, verify: only their lists of problems can grow; shorten the longest.
+      const lists = Object.entries(record).filter(([, value]) => Array.isArray(value)) as [string, unknown[]][];
+      const longest = lists.sort((a, b) => bytes(b[1]) - bytes(a[1]))[0];
+      if (!longest) return { data, warning: undefined };
+      const result = cut(longest[0], false, () => ({}));
+      return { data: result.data, warning: `${over}: ${longest[0]} cut to ${result.kept} of ${result.total}` };
+    }
+  }
+}
