@@ -95,3 +95,20 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL), after it was logged
   return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs };
 }
+
+/** Record a call that was refused before it could run (arguments that do not validate): such calls are logged too. */
+export function recordRefused(engine: Engine, context: { readonly frontend: string; readonly tool?: string }, op: string, args: Record<string, unknown>): string {
+  const requestId = randomUUID();
+  engine.auditLog.record({
+    time: new Date().toISOString(),
+    request_id: requestId,
+    frontend: context.frontend,
+    op,
+    ...(context.tool ? { tool: context.tool } : {}),
+    args: sanitizeArguments(args),
+    outcome: 'BAD_REQUEST',
+    blocked: false,
+    duration_ms: 0,
+  });
+  return requestId;
+}

@@ -5,6 +5,6 @@
 export type { Engine } from '../engine/engine.js';
 export type { SyncEvent } from '../engine/sync.js';
 export { type HandleOptions, handle, isRefusal } from './dispatch.js';
-export { type CallContext, type CallError, type CallResult, call } from './call.js';
+export { type CallContext, type CallError, type CallResult, call, recordRefused } from './call.js';
 export { RESPONSES, type ResponseOf } from './responses.js';
 export { DEFAULTS, OPS, type Op, Request, type RequestOf, describeIssues } from './schemas.js';

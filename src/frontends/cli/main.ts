@@ -6,7 +6,10 @@ import { TOOL_VERSION } from '../../core/version.js';
 import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
 import { LIMITS, LIMIT_NAMES, limitProblem } from '../../core/limits.js';
 import { serveJsonl } from '../jsonl/server.js';
+import type * as McpServerModule from '../mcp/server.js';
 import type { ToolNaming } from '../mcp/server.js';
+
+type McpModule = typeof McpServerModule;
 import { bundledScript } from '../../engine/parse-pool.js';
 import {
   humanSafe,
@@ -252,6 +255,7 @@ const FLAG_OF: Record<string, string> = {
 export function flagNames(message: string): string {
   return message
     .replace(/(^|; )([a-z_]+)(?:\.\d+)?: /g, (whole, separator: string, field: string) => (FLAG_OF[field] ? `${separator}${FLAG_OF[field]} ` : whole))
+    .replace(/^([a-z_]+) must /, (whole, field: string) => (FLAG_OF[field] ? `${FLAG_OF[field]} must ` : whole))
     .replace(/\b(start_line|end_line|top_k|max_lines|max_files)\b/g, (field) => FLAG_OF[field] ?? field);
 }
 
@@ -518,8 +522,8 @@ function reportError(error: unknown, json: boolean, io: CliIo): number {
  * The MCP server module, loaded only by `serve --mcp`: built as its own bundle (dist/mcp-server.js),
  * so one-shot commands load one module without the MCP SDK in it. From sources, the module itself.
  */
-async function loadMcp(): Promise<typeof import('../mcp/server.js')> {
+async function loadMcp(): Promise<McpModule> {
   const bundled = bundledScript('mcp-server.js');
   const specifier = bundled ? bundled.href : '../mcp/server.js'; // a variable: the CLI bundle does not pull it in
-  return (await import(specifier)) as typeof import('../mcp/server.js');
+  return (await import(specifier)) as McpModule;
 }

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { type Engine, OPS, Request, call, describeIssues } from '../../protocol/index.js';
+import { type Engine, OPS, Request, call, describeIssues, recordRefused } from '../../protocol/index.js';
 
 /** Longest request line accepted (SPEC §9: 1 MiB). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -97,7 +97,11 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
     return { ok: false, op: '', error: `unknown op ${JSON.stringify(op)}: expected one of ${OPS.join(', ')}`, code: 'BAD_REQUEST', ...id };
   }
   const parsed = Request.safeParse(raw, { reportInput: true });
-  if (!parsed.success) return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
+  if (!parsed.success) {
+    const { op: _op, id: _id, ...args } = record;
+    recordRefused(engine, { frontend: 'jsonl' }, op, args);
+    return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
+  }
   try {
     // Every op goes through the same call: the engine's freshness policy, the response cap, the audit log.
     const result = await call(engine, parsed.data, { frontend: 'jsonl' });

@@ -6,8 +6,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import * as z from 'zod/mini';
 import { toJSONSchema } from 'zod/v4/core';
 import { TOOL_VERSION } from '../../core/version.js';
-import { sanitizeArguments } from '../../engine/audit.js';
-import { type CallResult, type Engine, type Op, RESPONSES, Request, call, describeIssues } from '../../protocol/index.js';
+import { type CallResult, type Engine, type Op, RESPONSES, Request, call, describeIssues, recordRefused } from '../../protocol/index.js';
 
 /**
  * The MCP server (seed 002 §11): eight `repo.*` tools over stdio, each answering the envelope
@@ -215,22 +214,8 @@ export function createMcpServer(engine: Engine, options: McpOptions = {}): Serve
 }
 
 async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: Record<string, unknown>, log?: (message: string) => void): Promise<Envelope> {
-  const refuse = (message: string): Envelope => {
-    const envelope = badArguments(tool, message);
-    // Refused arguments are calls too: the log records them like any other.
-    engine.auditLog.record({
-      time: new Date().toISOString(),
-      request_id: envelope.request_id,
-      frontend: 'mcp',
-      op: tool.op,
-      tool: calledAs,
-      args: sanitizeArguments(args),
-      outcome: 'BAD_REQUEST',
-      blocked: false,
-      duration_ms: 0,
-    });
-    return envelope;
-  };
+  // Refused arguments are calls too: the log records them like any other.
+  const refuse = (message: string): Envelope => ({ ...badArguments(tool, message), request_id: recordRefused(engine, { frontend: 'mcp', tool: calledAs }, tool.op, args) });
   const input = tool.input.safeParse(args, { reportInput: true });
   if (!input.success) return refuse(describeIssues(input.error));
   const parsed = Request.safeParse(tool.toRequest(input.data as Record<string, unknown>), { reportInput: true });
