@@ -64,8 +64,10 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   const warnings: string[] = [];
   let internal: unknown;
   try {
+    // Every op but init reads the config first, so an invalid one is refused the same way by all of them.
+    const maxBytes = request.op === 'init' ? Infinity : engine.limits().max_total_bytes_per_response;
     const answer = await handle(engine, request, context);
-    const fitted = fitResponse(request.op, answer, engine.limits().max_total_bytes_per_response);
+    const fitted = fitResponse(request.op, answer, maxBytes);
     data = fitted.data;
     const own = (data as { warnings?: unknown }).warnings;
     if (Array.isArray(own)) warnings.push(...(own as string[]));

@@ -22,7 +22,7 @@ const requestId = z.optional(
 /** An integer at least 1, capped (not rejected) at `cap`. */
 const cappedCount = (cap: number) =>
   z.pipe(
-    z.int().check(z.minimum(1, 'must be at least 1')),
+    z.int('must be a whole number').check(z.minimum(1, 'must be at least 1')),
     z.transform((n: number) => Math.min(n, cap)),
   );
 
@@ -58,12 +58,16 @@ export const FetchRequest = z.strictObject({
   op: z.literal('fetch'),
   id: requestId,
   ids: z
-    .array(z.int().check(z.minimum(0, 'must be a non-negative integer'), z.maximum(0xffffffff, 'must be at most 4294967295')))
+    .array(
+      z.number('must be a chunk id: a whole number from 0 to 4294967295').check(
+        z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'),
+      ),
+    )
     .check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000)),
   max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
 
-const lineNumber = z.int().check(z.minimum(1, 'must be at least 1'));
+const lineNumber = z.int('must be a whole number').check(z.minimum(1, 'must be at least 1'));
 
 /** `open`: a bounded line range of any file under the root (sandboxed, denylisted). */
 export const OpenRequest = z.strictObject({

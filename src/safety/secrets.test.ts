@@ -67,6 +67,12 @@ describe('findSecret', () => {
     expect(JSON.stringify(finding)).not.toContain(token);
   });
 
+  it('regression: leaves no marks on the performance timeline (secretlint profiles every lint) and takes any file name', async () => {
+    for (let i = 0; i < 50; i++) await findSecret(`export const v${i} = ${i};\n`, `src/odd\nname ${i}\x1b[0m.ts`);
+    await new Promise((resolve) => setTimeout(resolve, 10)); // let any performance observer run
+    expect(performance.getEntriesByType('mark')).toHaveLength(0);
+  });
+
   it('pins the rule set: changing it must bump FEATURE_VERSION (indexes built with other rules are rebuilt)', () => {
     expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+repodex-1');
   });

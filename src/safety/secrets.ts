@@ -51,7 +51,16 @@ let secretlint: Promise<Lint> | undefined;
 /** secretlint, loaded on first use (a search never needs it; the rules are a few hundred kB of code). */
 function loadSecretlint(): Promise<Lint> {
   secretlint ??= (async () => {
-    const [{ lintSource }, { creator: preset }] = await Promise.all([import('@secretlint/core'), import('@secretlint/secretlint-rule-preset-recommend')]);
+    const [{ lintSource }, { creator: preset }, { secretLintProfiler }] = await Promise.all([
+      import('@secretlint/core'),
+      import('@secretlint/secretlint-rule-preset-recommend'),
+      import('@secretlint/profiler'),
+    ]);
+    // secretlint's profiler marks the global performance timeline on every lint and keeps every
+    // entry (and a promise per measure) for the life of the process: a leak in a server, and a
+    // crash when a file name holds a newline (its measure names no longer match, and the
+    // rejected promise is unhandled). repodex never reads the profile: make it inert.
+    secretLintProfiler.mark = () => undefined;
     // AWS access key ids are scanned too (secretlint leaves them out by default: an id alone
     // grants nothing, but a file that holds one usually holds its secret nearby).
     const config = {
@@ -59,8 +68,11 @@ function loadSecretlint(): Promise<Lint> {
     };
     return async (text: string, path: string) => {
       const dot = path.lastIndexOf('.');
+      // Rules look at the name only for its extension and base name; control characters never reach them.
+      // eslint-disable-next-line no-control-regex
+      const filePath = path.replace(/[\x00-\x1f\x7f]/g, '_');
       const result = await lintSource({
-        source: { content: text, filePath: path, ext: dot > path.lastIndexOf('/') ? path.slice(dot) : '', contentType: 'text' },
+        source: { content: text, filePath, ext: dot > path.lastIndexOf('/') ? path.slice(dot) : '', contentType: 'text' },
         // maskSecrets: even a message that escaped into a log would not carry the secret.
         options: { config, maskSecrets: true, noPhysicFilePath: true },
       });
