@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import type { ChunkParams } from '../chunk/chunker.js';
+import { bundledScript } from '../core/bundled.js';
 import { RepodexError } from '../core/errors.js';
 import { grammarsOf } from '../lang/index.js';
 import type { Language } from '../scan/language.js';
@@ -19,18 +18,6 @@ export interface Parser {
   /** Check `text` (the file at repository path `path`) for credentials, then chunk it. */
   parse(text: string, language: Language, path: string): Promise<ParseOutcome>;
   close(): Promise<void>;
-}
-
-/**
- * A bundled worker script next to this module when running from the build (dist/parse-worker.js,
- * whether the bundler left this module in dist/ or in a chunk under it); none from sources.
- */
-export function bundledScript(name: string): URL | undefined {
-  for (const relative of [`./${name}`, `../${name}`]) {
-    const url = new URL(relative, import.meta.url);
-    if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
-  }
-  return undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { type ErrorCode, RepodexError } from '../core/errors.js';
 import type { RepoContext } from './context.js';
-import { bundledScript } from './parse-pool.js';
+import { bundledScript } from '../core/bundled.js';
 import type { SyncSummary } from './sync.js';
 import { type SyncRunner, inProcessRunner } from './sync-runner.js';
 import type { IndexStore } from '../store/backend.js';

@@ -10,7 +10,7 @@ import type * as McpServerModule from '../mcp/server.js';
 import type { ToolNaming } from '../mcp/server.js';
 
 type McpModule = typeof McpServerModule;
-import { bundledScript } from '../../engine/parse-pool.js';
+import { bundledScript } from '../../core/bundled.js';
 import {
   humanSafe,
   printAudit,
