@@ -89,8 +89,8 @@ export const deterministicBundler: Bundler = {
     }
 
     const omitted: BundleDraft['omitted'] = [];
-    const excerpts: BundleExcerpt[] = [];
-    let linesLeft = request.maxLines;
+    // Every file's ranges first, so the line budget can be shared out before anything is cut.
+    const planned: { path: string; lines: readonly string[]; range: Range }[] = [];
     for (const [path, list] of byFile) {
       const read = await tools.read(path);
       if (!read.ok) {
@@ -98,28 +98,31 @@ export const deterministicBundler: Bundler = {
         continue;
       }
       const symbols = await tools.outline(path);
-      const ranges = mergeRanges(list.map((candidate) => widen(candidate, symbols, read.lines.length)));
-      for (const range of ranges) {
-        if (linesLeft < Math.min(MIN_EXCERPT_LINES, range.end - range.start + 1)) {
-          omitted.push({ path, reason: `line budget spent (${request.maxLines} lines): ${path}:${range.start}-${range.end} left out` });
-          continue;
-        }
-        const end = Math.min(range.end, range.start + linesLeft - 1);
-        const numbered = numberLines(read.lines.slice(range.start - 1, end), range.start);
-        linesLeft -= end - range.start + 1;
-        excerpts.push({
-          path,
-          start_line: range.start,
-          end_line: end,
-          citation: `${path}:${range.start}-${end}`,
-          symbol: range.symbol,
-          rationale: range.rationale,
-          lines: numbered.lines,
-          truncated: end < range.end,
-          score: Math.round(range.score * 1e6) / 1e6,
-        });
-      }
+      for (const range of mergeRanges(list.map((candidate) => widen(candidate, symbols, read.lines.length)))) planned.push({ path, lines: read.lines, range });
     }
+    const lengths = shareLines(planned.map(({ range }) => range.end - range.start + 1), request.maxLines);
+    const excerpts: BundleExcerpt[] = [];
+    planned.forEach(({ path, lines, range }, i) => {
+      const length = lengths[i]!;
+      if (length === 0) {
+        omitted.push({ path, reason: `line budget spent (${request.maxLines} lines): ${path}:${range.start}-${range.end} left out` });
+        return;
+      }
+      const start = windowStart(lines, range, length);
+      const end = start + length - 1;
+      const numbered = numberLines(lines.slice(start - 1, end), start);
+      excerpts.push({
+        path,
+        start_line: start,
+        end_line: end,
+        citation: `${path}:${start}-${end}`,
+        symbol: range.symbol,
+        rationale: range.rationale,
+        lines: numbered.lines,
+        truncated: start > range.start || end < range.end,
+        score: Math.round(range.score * 1e6) / 1e6,
+      });
+    });
     // Files that ranked but did not fit the file budget.
     const cited = new Set(byFile.keys());
     for (const candidate of ranked) {
@@ -139,6 +142,43 @@ interface Range {
   score: number;
   symbol: string | null;
   rationale: string;
+  /** Query terms the hits in it matched: where a cut excerpt's window goes. */
+  terms: string[];
+}
+
+/**
+ * Lines for each excerpt (in rank order) within `budget`: first a fair share each (at least
+ * MIN_EXCERPT_LINES; the lowest ranked get nothing when even that does not fit), then what is
+ * left goes to the excerpts that were cut, best ranked first.
+ */
+export function shareLines(wanted: readonly number[], budget: number): number[] {
+  const given = wanted.map(() => 0);
+  let left = budget;
+  const share = Math.max(MIN_EXCERPT_LINES, Math.floor(budget / Math.max(1, wanted.length)));
+  wanted.forEach((length, i) => {
+    const take = Math.min(length, share, left);
+    if (take < Math.min(MIN_EXCERPT_LINES, length)) return;
+    given[i] = take;
+    left -= take;
+  });
+  wanted.forEach((length, i) => {
+    if (given[i]! === 0 || left === 0) return;
+    const more = Math.min(length - given[i]!, left);
+    given[i]! += more;
+    left -= more;
+  });
+  return given;
+}
+
+/** Where a window of `length` lines starts inside a range: at the first line holding a matched term (two lines of lead-in), else at the top. */
+function windowStart(lines: readonly string[], range: Range, length: number): number {
+  const span = range.end - range.start + 1;
+  if (length >= span || range.terms.length === 0) return range.start;
+  const pattern = new RegExp(range.terms.map((term) => term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'i');
+  for (let line = range.start; line <= range.end; line++) {
+    if (pattern.test(lines[line - 1] ?? '')) return Math.min(Math.max(range.start, line - 2), range.end - length + 1);
+  }
+  return range.start;
 }
 
 /** A hit widened to the smallest enclosing declaration that is larger than it and not too long. */
@@ -157,7 +197,7 @@ function widen(candidate: Candidate, symbols: readonly OutlineSymbol[], totalLin
   const end = Math.min(hit.end_line, Math.max(totalLines, 1));
   if (!best) {
     const what = hit.symbol ? `the chunk of ${hit.symbol}` : 'the chunk';
-    return { start: hit.start_line, end, score: candidate.score, symbol: hit.symbol, rationale: `${matched}; ${found}; ${what}` };
+    return { start: hit.start_line, end, score: candidate.score, symbol: hit.symbol, rationale: `${matched}; ${found}; ${what}`, terms: [...hit.why] };
   }
   const name = best.parent_symbol ? `${best.parent_symbol} › ${best.name}` : best.name;
   return {
@@ -166,6 +206,7 @@ function widen(candidate: Candidate, symbols: readonly OutlineSymbol[], totalLin
     score: candidate.score,
     symbol: name,
     rationale: `${matched}; ${found}; widened from lines ${hit.start_line}-${hit.end_line} to the enclosing ${best.kind} ${name}`,
+    terms: [...hit.why],
   };
 }
 
@@ -175,12 +216,13 @@ function mergeRanges(ranges: Range[]): Range[] {
   for (const range of ranges) {
     const overlapping = out.find((other) => range.start <= other.end + 1 && other.start <= range.end + 1);
     if (!overlapping) {
-      out.push({ ...range });
+      out.push({ ...range, terms: [...range.terms] });
       continue;
     }
     overlapping.start = Math.min(overlapping.start, range.start);
     overlapping.end = Math.max(overlapping.end, range.end);
     overlapping.rationale = `${overlapping.rationale}; also ${range.rationale}`;
+    overlapping.terms = [...new Set([...overlapping.terms, ...range.terms])];
   }
   return out;
 }
