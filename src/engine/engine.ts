@@ -209,10 +209,11 @@ export class Engine {
     return { root: this.root, created, existing };
   }
 
-  async status(): Promise<StatusReport & { readonly adapters: Language[]; readonly limits: Limits }> {
+  async status(): Promise<StatusReport & { readonly repo_root: string; readonly adapters: Language[]; readonly limits: Limits }> {
     const ctx = this.context();
     const report = await computeStatus(ctx, this.store, this.autoIndex(ctx));
-    return { ...report, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
+    // repo_root: seed 002's name for the root (repo.status), beside the `root` every other answer uses.
+    return { ...report, repo_root: report.root, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
   }
 
   /** The limits answers obey (defaults < config < this engine's overrides). */

@@ -86,6 +86,8 @@ export const StatusResponse = z.object({
   tool_version: nullableString,
   auto_index: z.boolean(),
   freshness: FreshnessSchema,
+  /** The same as `root`, under seed 002's name for it (`repo.status`). */
+  repo_root: z.string(),
   /** Languages with an outline adapter (tree-sitter). */
   adapters: z.array(z.enum(LANGUAGES)),
   /** The limits answers obey (defaults < config < flags on serve). */

@@ -84,7 +84,7 @@ describe('repodex serve --mcp, driven by the MCP SDK client over stdio', () => {
     // The client validates every structuredContent against the tool's outputSchema (callTool throws otherwise).
     const status = await callTool(mcp, 'repo.status');
     expect(status.ok).toBe(true);
-    expect(status.result).toMatchObject({ root, state: 'pending', limits: { max_open_lines: 120, max_search_hits: 20 } });
+    expect(status.result).toMatchObject({ root, repo_root: root, state: 'pending', last_sync: null, files: 0, limits: { max_open_lines: 120, max_search_hits: 20 } });
     expect(status.result!.adapters).toContain('typescript');
 
     const search = await callTool(mcp, 'repo.search', { query: 'send request with retries', top_k: 5 });
