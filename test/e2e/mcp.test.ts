@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -150,6 +150,29 @@ describe('repodex serve --mcp, driven by the MCP SDK client over stdio', () => {
     const log = readFileSync(join(root, '.repodex', 'audit.jsonl'), 'utf8');
     expect(log).not.toContain('sendWithRetries(url');
     expect(log).not.toContain('do-not-serve');
+  });
+
+  it('answers every request already sent when the client closes its input (raw JSON-RPC over a pipe)', () => {
+    const root = makeRepo(SOURCES);
+    const messages = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'repo.open_file', arguments: { path: 'src/config/load.ts' } } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'repo_outline', arguments: { path: 'src/http/client.ts' } } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'repo.search', arguments: { query: 'retries' } } },
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'repo.nope', arguments: {} } },
+    ];
+    const result = spawnSync(process.execPath, [CLI, 'serve', '--mcp', '--root', root], { input: messages.map((message) => `${JSON.stringify(message)}\n`).join(''), encoding: 'utf8', timeout: 60_000 });
+    expect(result.status, result.stderr).toBe(0);
+    const replies = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result: { structuredContent?: { ok: boolean }; isError?: boolean; content: { text: string }[] } });
+    expect(replies.map((reply) => reply.id).sort()).toEqual([1, 2, 3, 4, 5]);
+    for (const id of [2, 3, 4]) expect(replies.find((reply) => reply.id === id)!.result.structuredContent!.ok, `id ${id}`).toBe(true);
+    const unknown = replies.find((reply) => reply.id === 5)!.result;
+    expect(unknown.isError).toBe(true);
+    expect(unknown.content[0]!.text).toMatch(/unknown tool "repo.nope": the tools are repo.status, /);
   });
 
   it('--tool-names underscore lists repo_search and friends; both spellings are answered either way', async () => {

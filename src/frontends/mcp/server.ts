@@ -174,8 +174,8 @@ export interface McpOptions {
   readonly log?: (message: string) => void;
 }
 
-/** Build the MCP server for an engine (not yet connected to a transport). */
-export function createMcpServer(engine: Engine, options: McpOptions = {}): Server {
+/** Build the MCP server for an engine (not yet connected to a transport). `inFlight` collects the calls being answered. */
+export function createMcpServer(engine: Engine, options: McpOptions = {}, inFlight: Set<Promise<unknown>> = new Set()): Server {
   const naming = options.naming ?? 'dotted';
   const server = new Server(
     { name: 'repodex', version: TOOL_VERSION },
@@ -207,7 +207,9 @@ export function createMcpServer(engine: Engine, options: McpOptions = {}): Serve
       const text = `unknown tool ${JSON.stringify(request.params.name)}: the tools are ${toolNames(naming).join(', ')}`;
       return { content: [{ type: 'text' as const, text }], isError: true };
     }
-    const envelope = await runTool(engine, tool, request.params.name, request.params.arguments ?? {}, options.log);
+    const running = runTool(engine, tool, request.params.name, request.params.arguments ?? {}, options.log);
+    inFlight.add(running);
+    const envelope = await running.finally(() => inFlight.delete(running));
     return { content: [{ type: 'text' as const, text: JSON.stringify(envelope) }], structuredContent: envelope as unknown as Record<string, unknown>, isError: !envelope.ok };
   });
   return server;
@@ -234,7 +236,8 @@ async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: R
 
 /** Serve MCP over stdio until the client closes the connection. */
 export async function serveMcp(engine: Engine, input: Readable, output: Writable, options: McpOptions = {}): Promise<void> {
-  const server = createMcpServer(engine, options);
+  const inFlight = new Set<Promise<unknown>>();
+  const server = createMcpServer(engine, options, inFlight);
   const transport = new StdioServerTransport(input, output);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
@@ -242,5 +245,14 @@ export async function serveMcp(engine: Engine, input: Readable, output: Writable
   });
   await server.connect(transport);
   await closed;
+  // End of input: every request already read is still answered before the server closes. The SDK
+  // starts a handler some ticks after reading its request and writes the answer some ticks after
+  // the handler returns: wait a turn of the event loop around every wait.
+  const turn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+  await turn();
+  while (inFlight.size > 0) {
+    await Promise.allSettled([...inFlight]);
+    await turn();
+  }
   await server.close();
 }
