@@ -40,10 +40,13 @@ export function hasAdapter(language: Language): boolean {
   return adapterFor(language) !== undefined;
 }
 
-/** True when the language has an adapter whose grammar is loaded, so parsing it is synchronous. */
+/**
+ * True when the language has an adapter whose grammars are all loaded — its own and its retry's
+ * (C retries with the C++ grammar) — so parsing it is synchronous.
+ */
 export function isLanguageLoaded(language: Language): boolean {
   const adapter = adapterFor(language);
-  return adapter !== undefined && isGrammarLoaded(adapter.grammar);
+  return adapter !== undefined && grammarsOf(language).every((grammar) => isGrammarLoaded(grammar));
 }
 
 /**

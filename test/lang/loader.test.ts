@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isRepodexError } from '../../src/core/errors.js';
 import { hasAdapter, isLanguageLoaded, loadLanguages, outline } from '../../src/lang/index.js';
-import { grammarPath } from '../../src/lang/loader.js';
+import { grammarPath, isGrammarLoaded, loadGrammar } from '../../src/lang/loader.js';
 import { ADAPTERS } from '../../src/lang/registry.js';
 
 // Vitest isolates test files, so this file starts with a fresh loader: nothing is loaded yet.
@@ -22,6 +22,17 @@ describe('grammar loading', () => {
       caught = error;
     }
     expect(isRepodexError(caught) && caught.code === 'INTERNAL' && /loadLanguages/.test(caught.message)).toBe(true);
+  });
+
+  it('regression: a language counts as loaded only when its retry grammar is too (C retries with C++)', async () => {
+    await loadGrammar('tree-sitter-c.wasm');
+    // Parsing C could fall back to the C++ grammar mid-parse: with only the C grammar loaded, a
+    // parse worker failed the whole sync ("tree-sitter-cpp.wasm is not loaded").
+    expect(isLanguageLoaded('c')).toBe(isGrammarLoaded('tree-sitter-cpp.wasm'));
+    await loadLanguages(['c']);
+    expect(isLanguageLoaded('c')).toBe(true);
+    // A C file that only the C++ grammar parses: the retry runs, nothing throws.
+    expect(() => outline('c', 'class Widget { public: int size() const; };\n')).not.toThrow();
   });
 
   it('loads only what is asked, once, even when calls overlap', async () => {
