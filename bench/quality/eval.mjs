@@ -5,8 +5,10 @@
  * For every task the parent tree is extracted once (`git archive <parent> | tar -x`), then each
  * variant ranks files for the task's query: repodex variants run the built CLI
  * (`repodex search --json --top-k 20`) under extra environment variables or arguments, and the
- * `rg` baseline ranks files by how many distinct query keywords ripgrep finds in them. Scores
- * are file-level Recall@1/5/10 and MRR, per repository and overall.
+ * `rg` baseline ranks files by how many distinct query keywords ripgrep finds in them, and the
+ * `bm25file` baseline ranks whole source files by BM25. Both weigh test files like the default
+ * profile does (0.7). Scores are file-level Recall@1/5/10 and MRR, per repository and overall,
+ * with paired bootstrap 95% confidence intervals of each variant's difference from the first.
  *
  * Usage: node bench/quality/eval.mjs [options]
  *   --tasks FILE         tasks file (default bench/quality/tasks.json)
@@ -18,6 +20,9 @@
  *                        (defaults: bm25="", noboost="REPODEX_BOOSTS=0", and the rg baseline);
  *                        `{srcglob}` in an argument becomes the repository's source-extension
  *                        glob, e.g. --variant "bm25src=--glob {srcglob}" ranks only what rg ranks
+ *   --split S            dev (default: the tuning half), held (the held-back half: look at it
+ *                        only once tuning is done) or all; tasks alternate dev/held within each
+ *                        repository in chronological order
  *   --only A,B           run only these variants
  *   --repo NAME          only tasks of this repository
  *   --limit N            only the first N tasks (after --repo)
@@ -32,10 +37,11 @@
  */
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SKIP_DIRS } from '../lib.mjs';
 import { REPOS } from './mine.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -43,6 +49,11 @@ const PROJECT = path.resolve(HERE, '..', '..');
 const TOP_K = 20;
 const CUTOFFS = [1, 5, 10];
 const RG_VARIANT = 'rg';
+/** The whole-file BM25 baseline over source files (see fileBm25Rank). */
+const FILE_BM25_VARIANT = 'bm25file';
+/** Weight of test files in the baselines: the default ranking profile's test weight (src/search/ranking.ts). */
+const BASELINE_TEST_WEIGHT = 0.7;
+const BOOTSTRAP_SAMPLES = 10_000;
 
 /** English stopwords dropped from rg keywords: the list repodex's tokenizer uses (src/text/tokenizer.ts). */
 const STOPWORDS = new Set([
@@ -62,7 +73,9 @@ function parseArgs(argv) {
       ['bm25', ''],
       ['noboost', 'REPODEX_BOOSTS=0'],
       [RG_VARIANT, ''],
+      [FILE_BM25_VARIANT, ''],
     ]),
+    split: 'dev',
     only: null,
     repo: '',
     limit: Infinity,
@@ -88,6 +101,10 @@ function parseArgs(argv) {
       opts.variants.set(spec.slice(0, eq), spec.slice(eq + 1));
     } else if (a === '--only') opts.only = next().split(',').filter(Boolean);
     else if (a === '--repo') opts.repo = next();
+    else if (a === '--split') {
+      opts.split = next();
+      if (!['dev', 'held', 'all'].includes(opts.split)) throw new Error(`--split must be dev, held or all, got ${opts.split}`);
+    }
     else if (a === '--limit') opts.limit = Number(next());
     else if (a === '--jobs') opts.jobs = Math.max(1, Number(next()));
     else if (a === '--cache') opts.cache = next();
@@ -98,6 +115,12 @@ function parseArgs(argv) {
     else throw new Error(`unknown argument ${a} (see the header of bench/quality/eval.mjs)`);
   }
   return opts;
+}
+
+/** Which half a task is in: within each repository, in file order, tasks alternate dev, held, dev, … */
+function splitOf(task, tasks) {
+  const index = tasks.filter((t) => t.repo === task.repo).indexOf(task);
+  return index % 2 === 0 ? 'dev' : 'held';
 }
 
 /** A variant spec as environment settings plus extra CLI arguments. */
@@ -204,11 +227,123 @@ async function rgRank(dir, query, exts) {
       stats.set(file, s);
     }
   }
+  // Test files weigh 0.7, as in the default ranking profile.
+  const weight = (file) => (isTestFile(file) ? BASELINE_TEST_WEIGHT : 1);
   const files = [...stats]
-    .sort(([pa, a], [pb, b]) => b.kws - a.kws || b.lines - a.lines || (pa < pb ? -1 : pa > pb ? 1 : 0))
+    .sort(([pa, a], [pb, b]) => b.kws * weight(pb) - a.kws * weight(pa) || b.lines - a.lines || (pa < pb ? -1 : pa > pb ? 1 : 0))
     .slice(0, TOP_K)
     .map(([p]) => p);
   return { files, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+}
+
+/** Test files by the conventions repodex's ranking uses (the same patterns as src/scan/test-paths.ts). */
+const TEST_DIR = /(^|\/)(tests?|__tests__|specs?|e2e|testing|testdata|fixtures)\//i;
+const TEST_FILE = /(\.(test|spec)\.[^/]+$)|((^|\/)test_[^/]+\.py$)|(_test\.(py|go|rb|exs?)$)|((Tests?|Spec)\.(java|kt|cs|scala|swift)$)|(_spec\.rb$)/;
+function isTestFile(file) {
+  return TEST_DIR.test(file) || TEST_FILE.test(file);
+}
+
+/** Terms of a text for the whole-file baseline: words, their camelCase/snake_case parts, lower-cased, no stopwords. */
+function baselineTerms(text) {
+  const out = [];
+  for (const word of text.match(/[A-Za-z0-9_]+/g) ?? []) {
+    const whole = word.toLowerCase();
+    if (whole.length >= 2 && !STOPWORDS.has(whole)) out.push(whole);
+    const parts = word.split(/_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/).filter(Boolean);
+    if (parts.length > 1) for (const part of parts) {
+      const lower = part.toLowerCase();
+      if (lower.length >= 2 && !STOPWORDS.has(lower)) out.push(lower);
+    }
+  }
+  return out;
+}
+
+/** The whole-file index of one tree: term frequencies per source file (built once per tree). */
+function fileIndex(dir, exts) {
+  const skip = new Set(SKIP_DIRS);
+  const docs = [];
+  const walk = (rel) => {
+    for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const file = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!skip.has(entry.name)) walk(file);
+        continue;
+      }
+      const dot = entry.name.lastIndexOf('.');
+      if (!entry.isFile() || dot <= 0 || !exts.includes(entry.name.slice(dot + 1).toLowerCase())) continue;
+      const stat = statSync(path.join(dir, file));
+      if (stat.size > 1024 * 1024) continue;
+      const tf = new Map();
+      const terms = baselineTerms(readFileSync(path.join(dir, file), 'utf8'));
+      for (const term of terms) tf.set(term, (tf.get(term) ?? 0) + 1);
+      docs.push({ file, tf, length: terms.length, weight: isTestFile(file) ? BASELINE_TEST_WEIGHT : 1 });
+    }
+  };
+  walk('');
+  const df = new Map();
+  for (const doc of docs) for (const term of doc.tf.keys()) df.set(term, (df.get(term) ?? 0) + 1);
+  const avg = docs.reduce((sum, doc) => sum + doc.length, 0) / Math.max(1, docs.length);
+  return { docs, df, avg };
+}
+
+/**
+ * The whole-file baseline: BM25 (k1 1.2, b 0.75) over whole source files (the repository's
+ * source extensions, docs excluded by extension), test files weighted 0.7 like the default.
+ */
+function fileBm25Rank(index, query) {
+  const started = process.hrtime.bigint();
+  const terms = [...new Set(baselineTerms(query))];
+  const n = index.docs.length;
+  const scored = [];
+  for (const doc of index.docs) {
+    let score = 0;
+    for (const term of terms) {
+      const tf = doc.tf.get(term);
+      if (!tf) continue;
+      const df = index.df.get(term);
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.length) / index.avg));
+    }
+    if (score > 0) scored.push([doc.file, score * doc.weight]);
+  }
+  scored.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return { files: scored.slice(0, TOP_K).map(([file]) => file), ms: Number(process.hrtime.bigint() - started) / 1e6 };
+}
+
+/** mulberry32: a seeded PRNG, so the bootstrap gives the same intervals on every run. */
+function prng(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Paired bootstrap: resample tasks with replacement, recompute the difference of a metric between
+ * two variants on the same tasks; the 2.5th and 97.5th percentiles bound a 95% interval.
+ */
+function bootstrapDiff(ranksA, ranksB, metric, samples = BOOTSTRAP_SAMPLES) {
+  const n = ranksA.length;
+  const value = (r) => (metric === 'MRR' ? (r > 0 ? 1 / r : 0) : r > 0 && r <= 5 ? 1 : 0);
+  const a = ranksA.map(value);
+  const b = ranksB.map(value);
+  const diff = (a.reduce((s, x) => s + x, 0) - b.reduce((s, x) => s + x, 0)) / n;
+  const rng = prng(42);
+  const diffs = new Float64Array(samples);
+  for (let s = 0; s < samples; s++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const j = Math.floor(rng() * n);
+      sum += a[j] - b[j];
+    }
+    diffs[s] = sum / n;
+  }
+  diffs.sort();
+  return { diff, low: diffs[Math.floor(0.025 * samples)], high: diffs[Math.floor(0.975 * samples)] };
 }
 
 /** Rank (1-based) of the first gold file in a ranked file list, or 0 when none is listed. */
@@ -263,6 +398,7 @@ function printTable(summary, variants, repos) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   let tasks = JSON.parse(readFileSync(opts.tasks, 'utf8'));
+  if (opts.split !== 'all') tasks = tasks.filter((t) => splitOf(t, tasks) === opts.split);
   if (opts.repo) tasks = tasks.filter((t) => t.repo === opts.repo);
   tasks = tasks.slice(0, opts.limit);
   if (tasks.length === 0) throw new Error('no tasks selected');
@@ -301,13 +437,17 @@ async function main() {
       const dir = path.join(workRoot, g.key);
       await materialize(path.join(opts.clones, g.repo), g.parent, dir);
       if (!opts.reuseIndex) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
+      const exts = repoByName.get(g.repo).exts;
+      const wholeFiles = variants.includes(FILE_BM25_VARIANT) ? fileIndex(dir, exts) : undefined;
       for (const t of g.tasks) {
         const entry = { id: t.id, repo: t.repo, query: t.query, gold: t.gold, variants: {} };
         for (const v of variants) {
           const r =
             v === RG_VARIANT
-              ? await rgRank(dir, t.query, repoByName.get(t.repo).exts)
-              : await repodexRank(opts, dir, t.query, opts.variants.get(v), repoByName.get(t.repo).exts);
+              ? await rgRank(dir, t.query, exts)
+              : v === FILE_BM25_VARIANT
+                ? fileBm25Rank(wholeFiles, t.query)
+                : await repodexRank(opts, dir, t.query, opts.variants.get(v), exts);
           entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), top: r.files.slice(0, 10), ms: Math.round(r.ms) };
           if (r.indexMs) entry.index_ms = r.indexMs;
         }
@@ -339,21 +479,34 @@ async function main() {
     console.log('');
   }
   printTable(summary, variants, repos);
+  if (variants.length > 1) {
+    console.log(`\nDifference from ${variants[0]}, all tasks, with paired bootstrap 95% intervals (${BOOTSTRAP_SAMPLES} resamples):`);
+    const base = entries.map((e) => e.variants[variants[0]].rank);
+    for (const v of variants.slice(1)) {
+      const ranks = entries.map((e) => e.variants[v].rank);
+      const r5 = bootstrapDiff(ranks, base, 'R@5');
+      const mrr = bootstrapDiff(ranks, base, 'MRR');
+      const show = (d) => `${d.diff >= 0 ? '+' : ''}${fmt(d.diff)} [${fmt(d.low)}, ${fmt(d.high)}]`;
+      console.log(`  ${v.padEnd(10)} R@5 ${show(r5)}   MRR ${show(mrr)}`);
+    }
+  }
   const seconds = (Date.now() - started) / 1000;
   console.log(
-    `\n${tasks.length} tasks, ${groups.size} parent trees, ${seconds.toFixed(0)} s. ` +
+    `\n${tasks.length} tasks (${opts.split} split), ${groups.size} parent trees, ${seconds.toFixed(0)} s. ` +
       'R@k = share of tasks with at least one gold file among the first k distinct files; ' +
       `MRR = mean of 1/rank of the first gold file (0 when none is in the top ${TOP_K} results).`,
   );
   for (const v of variants) {
-    const spec = v === RG_VARIANT ? 'rg keyword baseline' : opts.variants.get(v) || '(default environment)';
+    const spec =
+      v === RG_VARIANT ? 'rg keyword baseline' : v === FILE_BM25_VARIANT ? 'BM25 over whole source files (baseline)' : opts.variants.get(v) || '(default environment)';
     console.log(`  ${v}: ${spec}`);
   }
   if (opts.json) {
     const report = {
       tasks_file: path.relative(PROJECT, path.resolve(opts.tasks)),
       top_k: TOP_K,
-      variants: Object.fromEntries(variants.map((v) => [v, v === RG_VARIANT ? 'rg' : opts.variants.get(v)])),
+      split: opts.split,
+      variants: Object.fromEntries(variants.map((v) => [v, v === RG_VARIANT ? 'rg' : v === FILE_BM25_VARIANT ? 'bm25file' : opts.variants.get(v)])),
       summary,
       tasks: entries,
     };

@@ -33,6 +33,24 @@ export const REPOS = [
     head: 'f46702336862f30050d5c641d5ed6f7568ded793',
     exts: ['py', 'pyi'],
   },
+  {
+    name: 'fzf',
+    url: 'https://github.com/junegunn/fzf',
+    head: '956562daaa82ddf55ea8f7aeab56883377b742c6',
+    exts: ['go'],
+  },
+  {
+    name: 'ripgrep',
+    url: 'https://github.com/BurntSushi/ripgrep',
+    head: '3fce3b5bb0236da2df6d99672afb8a719642eca7',
+    exts: ['rs'],
+  },
+  {
+    name: 'jsoup',
+    url: 'https://github.com/jhy/jsoup',
+    head: '46b620860af930eedc193a705eaf7cea5aec89a6',
+    exts: ['java'],
+  },
 ];
 
 /** Directory names whose files never count as source: tests, fixtures, docs, examples, tooling. */
@@ -79,6 +97,8 @@ export function isSource(file, exts) {
   if (/\.(test|spec|bench|stories|config)\.[^.]+$/i.test(base)) return false; // foo.test.ts, vitest.config.ts
   if (/\.test-d\.[^.]+$/i.test(base)) return false; // type tests
   if (/^(test_.*|.*_test|conftest)\.pyi?$/i.test(base)) return false;
+  if (/_test\.go$/i.test(base)) return false; // Go tests live beside the code
+  if (/(Test|Tests)\.java$/.test(base)) return false;
   if (/^(setup|noxfile|tasks)\.py$/i.test(base) && dirs.length === 0) return false; // packaging scripts
   return true;
 }
