@@ -11,7 +11,7 @@
  * with paired bootstrap 95% confidence intervals of each variant's difference from the first.
  *
  * Usage: node bench/quality/eval.mjs [options]
- *   --tasks FILE         tasks file (default bench/quality/tasks.json)
+ *   --tasks A,B          task files (default bench/quality/tasks.json and bug-tasks.json)
  *   --clones DIR         clones, one directory per repository name (default $REPODEX_QUALITY_CLONES
  *                        or /work/scratch/quality)
  *   --variant NAME=SPEC  add (or replace) a variant; SPEC is whitespace-separated KEY=VALUE
@@ -42,6 +42,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SKIP_DIRS } from '../lib.mjs';
+import { BUG_REPOS } from './mine-bugs.mjs';
 import { REPOS } from './mine.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -67,7 +68,7 @@ const STOPWORDS = new Set([
 
 function parseArgs(argv) {
   const opts = {
-    tasks: path.join(HERE, 'tasks.json'),
+    tasks: [path.join(HERE, 'tasks.json'), path.join(HERE, 'bug-tasks.json')],
     clones: process.env.REPODEX_QUALITY_CLONES || '/work/scratch/quality',
     variants: new Map([
       ['bm25', ''],
@@ -92,7 +93,7 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
       return argv[++i];
     };
-    if (a === '--tasks') opts.tasks = next();
+    if (a === '--tasks') opts.tasks = next().split(',').filter(Boolean);
     else if (a === '--clones') opts.clones = next();
     else if (a === '--variant') {
       const spec = next();
@@ -192,6 +193,8 @@ async function repodexRank(opts, dir, query, spec, exts) {
     { env: { ...process.env, ...env } },
   );
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  // A query the CLI refuses (over its length limit, say) finds nothing: it counts as a miss, and is counted.
+  if (res.code === 1 && /BAD_REQUEST|bad request|at most \d+ characters/i.test(res.stderr + res.stdout)) return { files: [], ms, refused: true };
   if (res.code !== 0) throw new Error(`repodex search failed (${res.code}): ${res.stderr.trim() || res.stdout.trim()}`);
   const out = JSON.parse(res.stdout);
   const files = [];
@@ -397,14 +400,17 @@ function printTable(summary, variants, repos) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  let tasks = JSON.parse(readFileSync(opts.tasks, 'utf8'));
-  if (opts.split !== 'all') tasks = tasks.filter((t) => splitOf(t, tasks) === opts.split);
+  let tasks = opts.tasks.flatMap((file) => JSON.parse(readFileSync(file, 'utf8')));
+  if (opts.split !== 'all') {
+    const all = tasks;
+    tasks = tasks.filter((t) => splitOf(t, all) === opts.split);
+  }
   if (opts.repo) tasks = tasks.filter((t) => t.repo === opts.repo);
   tasks = tasks.slice(0, opts.limit);
   if (tasks.length === 0) throw new Error('no tasks selected');
   if (!existsSync(opts.cli)) throw new Error(`${opts.cli} is missing (run npm run build)`);
   const variants = [...opts.variants.keys()].filter((v) => !opts.only || opts.only.includes(v));
-  const repoByName = new Map(REPOS.map((r) => [r.name, r]));
+  const repoByName = new Map([...REPOS, ...BUG_REPOS].map((r) => [r.name, r]));
   for (const t of tasks) {
     const clone = path.join(opts.clones, t.repo);
     if (!repoByName.has(t.repo)) throw new Error(`task ${t.id}: unknown repository ${t.repo}`);
@@ -448,7 +454,7 @@ async function main() {
               : v === FILE_BM25_VARIANT
                 ? fileBm25Rank(wholeFiles, t.query)
                 : await repodexRank(opts, dir, t.query, opts.variants.get(v), exts);
-          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), top: r.files.slice(0, 10), ms: Math.round(r.ms) };
+          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), top: r.files.slice(0, 10), ms: Math.round(r.ms), ...(r.refused ? { refused: true } : {}) };
           if (r.indexMs) entry.index_ms = r.indexMs;
         }
         perTask.set(t.id, entry);
@@ -466,10 +472,13 @@ async function main() {
   const summary = {};
   for (const v of variants) {
     summary[v] = {};
-    for (const repo of [...repos, 'all']) {
-      const ranks = entries.filter((e) => repo === 'all' || e.repo === repo).map((e) => e.variants[v].rank);
+    for (const repo of [...repos, 'commits', 'bug reports', 'all']) {
+      const kindOf = (e) => (tasks.find((t) => t.id === e.id)?.kind === 'bug-report' ? 'bug reports' : 'commits');
+      const ranks = entries.filter((e) => repo === 'all' || e.repo === repo || kindOf(e) === repo).map((e) => e.variants[v].rank);
       summary[v][repo] = aggregate(ranks);
     }
+    const refused = entries.filter((e) => e.variants[v].refused).length;
+    if (refused > 0) summary[v].refused = refused;
   }
   if (opts.verbose) {
     for (const e of entries) {
@@ -478,7 +487,8 @@ async function main() {
     }
     console.log('');
   }
-  printTable(summary, variants, repos);
+  printTable(summary, variants, [...repos, 'commits', 'bug reports']);
+  for (const v of variants) if (summary[v].refused) console.log(`${v}: ${summary[v].refused} queries refused by the search (counted as misses)`);
   if (variants.length > 1) {
     console.log(`\nDifference from ${variants[0]}, all tasks, with paired bootstrap 95% intervals (${BOOTSTRAP_SAMPLES} resamples):`);
     const base = entries.map((e) => e.variants[variants[0]].rank);
@@ -503,7 +513,7 @@ async function main() {
   }
   if (opts.json) {
     const report = {
-      tasks_file: path.relative(PROJECT, path.resolve(opts.tasks)),
+      tasks_files: opts.tasks.map((file) => path.relative(PROJECT, path.resolve(file))),
       top_k: TOP_K,
       split: opts.split,
       variants: Object.fromEntries(variants.map((v) => [v, v === RG_VARIANT ? 'rg' : v === FILE_BM25_VARIANT ? 'bm25file' : opts.variants.get(v)])),
