@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { LANGUAGES } from '../scan/language.js';
-import { DEFAULT_TOP_K } from '../search/search.js';
+import { DEFAULT_TOP_K, MAX_QUERY_CHARS } from '../search/search.js';
 import { LIMITS } from '../core/limits.js';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from '../engine/audit.js';
 import { MAX_BUNDLE_LINES } from '../engine/engine.js';
@@ -45,7 +45,8 @@ export const SyncRequest = z.strictObject({ op: z.literal('sync'), id: requestId
 export const SearchRequest = z.strictObject({
   op: z.literal('search'),
   id: requestId,
-  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(4096, 'at most 4096 characters')),
+  // Bug reports with stack traces and pasted diffs run long; the search weighs their terms (selectQueryTerms).
+  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(MAX_QUERY_CHARS, `at most ${MAX_QUERY_CHARS} characters`)),
   // Capped again by the engine at the max_search_hits limit (20 by default).
   top_k: z.optional(cappedCount(LIMITS.max_search_hits.max)),
   mode: z.optional(z.enum(['bm25', 'idf'])),

@@ -20,7 +20,7 @@ export interface RankingProfile {
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 1, name: 2, file: 1, coord: 1, prose: 0.7, test: 0.7 };
+export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
 export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1 };

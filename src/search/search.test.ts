@@ -450,3 +450,32 @@ describe('regression: mathematically equal scores are ties, whatever terms produ
     }
   });
 });
+
+describe('long queries (bug reports, stack traces)', () => {
+  // Forty files share a vocabulary of template words; one holds the rare identifier the report is about.
+  const boilerplate = ['environment', 'version', 'node', 'npm', 'parser', 'configuration', 'expected', 'actual', 'behavior', 'steps', 'reproduce', 'output', 'report', 'issue', 'running', 'command', 'result', 'default', 'setting', 'option', 'value', 'error', 'message', 'result', 'happens', 'instead', 'please', 'provide', 'details', 'information', 'context', 'example', 'problem', 'describe'];
+  let engine: Engine;
+  beforeAll(() => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`src/common${i}.ts`] = `// ${boilerplate.join(' ')}\nexport const common${i} = ${i};\n`;
+    files['src/rules/padding.ts'] = 'export function checkPaddedBlocks(node: unknown): boolean {\n  return node !== null; // paddedBlocksRule\n}\n';
+    engine = createEngine({ root: makeRepo(files) });
+  });
+
+  it('keep the terms that tell most: a rare identifier after 34 template words still finds its file', async () => {
+    const report = `${boilerplate.map((word) => `${word}:`).join('\n')}\n\nThe paddedBlocksRule crashes:\n    at checkPaddedBlocks (src/rules/padding.ts:2:3)`;
+    const result = (await handle(engine, SearchRequest.parse({ op: 'search', q: report, top_k: 3 }))) as SearchReport;
+    expect(result.results[0]?.path).toBe('src/rules/padding.ts');
+    expect(result.terms.length).toBeLessThanOrEqual(32);
+    expect(result.terms).toContain('paddedblocksrule');
+  });
+
+  it('accept 64 KB of query text, and refuse more with the limit named', async () => {
+    const filler = 'lorem ipsum dolor sit amet '.repeat(2500);
+    const long = `checkPaddedBlocks ${filler}`.slice(0, 65_535).concat('z');
+    expect(long).toHaveLength(65_536);
+    const result = (await handle(engine, SearchRequest.parse({ op: 'search', q: long, top_k: 3 }))) as SearchReport;
+    expect(result.results[0]?.path).toBe('src/rules/padding.ts');
+    expect(SearchRequest.safeParse({ op: 'search', q: `${long}x` }).success).toBe(false);
+  });
+});

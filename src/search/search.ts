@@ -1,7 +1,7 @@
 import type { PostingList } from '../index/model.js';
 import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
-import { queryTerms } from '../text/tokenizer.js';
+import { tokenize } from '../text/tokenizer.js';
 import { NAME_FIELD, PATH_FIELD } from '../index/fields.js';
 import { globMatcher } from '../scan/glob.js';
 import { isTestPath } from '../scan/test-paths.js';
@@ -15,6 +15,8 @@ export const MAX_TOP_K = 20;
 export const MAX_PER_FILE = 2;
 /** Queries are cut to this many unique terms (the match mask is 32 bits wide). */
 export const MAX_QUERY_TERMS = 32;
+/** Longest query accepted: a bug report with its stack trace, or a pasted diff. */
+export const MAX_QUERY_CHARS = 65_536;
 
 /** Ranking modes this engine can run on the lexical index. */
 export type LexicalMode = 'bm25' | 'idf';
@@ -104,7 +106,7 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
  * MAX_PER_FILE per file.
  */
 export async function search(view: IndexView, query: SearchQuery): Promise<SearchOutcome> {
-  const terms = queryTerms(query.q).slice(0, MAX_QUERY_TERMS);
+  const terms = await selectQueryTerms(view, query.q);
   if (terms.length === 0 || view.stats.chunkCount === 0) return { terms, hits: [], matched: 0 };
   const rank = query.ranking ?? DEFAULT_RANKING;
   const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
@@ -154,6 +156,32 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
     };
   });
   return { terms, hits, matched: state.count };
+}
+
+/**
+ * The terms a query is scored on, in query order. A short query keeps all of them. A long one (a
+ * pasted bug report, a stack trace) keeps the MAX_QUERY_TERMS that tell the most: weighted by how
+ * rare they are in the index (idf) and how often the query repeats them; terms no chunk holds are
+ * dropped. Only document frequencies are read, so a 64 KB query costs a dictionary lookup per
+ * distinct word.
+ */
+export async function selectQueryTerms(view: IndexView, q: string): Promise<string[]> {
+  const all = tokenize(q);
+  const unique = [...new Set(all)];
+  if (unique.length <= MAX_QUERY_TERMS) return unique;
+  const counts = new Map<string, number>();
+  for (const term of all) counts.set(term, (counts.get(term) ?? 0) + 1);
+  const dfs = await view.documentFrequencies(unique);
+  const n = Math.max(1, view.stats.chunkCount);
+  const weighted = unique
+    .map((term, i) => ({ term, i, df: dfs[i]! }))
+    .filter((entry) => entry.df > 0)
+    .map((entry) => ({ ...entry, weight: Math.log(1 + (n - entry.df + 0.5) / (entry.df + 0.5)) * (1 + Math.log(counts.get(entry.term)!)) }));
+  weighted.sort((a, b) => b.weight - a.weight || a.i - b.i);
+  return weighted
+    .slice(0, MAX_QUERY_TERMS)
+    .sort((a, b) => a.i - b.i)
+    .map((entry) => entry.term);
 }
 
 /** One query's working state: per-chunk scores and matched-term masks, and the candidates touched. */

@@ -79,6 +79,12 @@ export interface IndexView {
   catalog(): Catalog;
   /** Postings over live docs for each term, undefined where no live chunk has the term. */
   postings(terms: readonly string[]): Promise<(PostingList | undefined)[]>;
+  /**
+   * How many chunks hold each term, without decoding any postings: cheap enough to weigh
+   * thousands of query terms. May count chunks replaced since their segment was written (a
+   * store that cannot tell cheaply may); exact is `postings(…).df`.
+   */
+  documentFrequencies(terms: readonly string[]): Promise<number[]>;
   /** Chunk records by doc. */
   chunks(docs: readonly number[]): Promise<ChunkRecord[]>;
   /** The doc of a live chunk id, or -1 (gone or never existed). */

@@ -452,7 +452,9 @@ describe('serve --stdio: the same freshness policy as the CLI', () => {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       after = (await session.request({ op: 'search', q: 'quokka telemetry' })).data as SearchReport;
-      if (after.results.length > 0) break;
+      // Between the background commit and the watcher hearing of it, an answer may already show the
+      // change and still say dirty (conservative, never the reverse): wait for the settled answer.
+      if (after.results.length > 0 && !after.freshness.dirty) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(after?.results[0]?.path).toBe('src/quokka-telemetry.ts');

@@ -70,7 +70,7 @@ const TOOLS: readonly ToolSpec[] = [
     description:
       'Ranked code chunks for a query in English words or identifiers ("where is the retry handled", "parseConfig"): path, line range, snippet, score, matched terms. At most 2 results per file. Read more with repo.open_file using the line range. file_glob narrows to paths such as "src/**/*.py".',
     input: z.strictObject({
-      query: z.string().check(z.minLength(1), z.maxLength(4096)),
+      query: z.string().check(z.minLength(1), z.maxLength(65_536)),
       mode: z.optional(z.enum(['bm25', 'idf'])),
       top_k: z.optional(count(100)),
       file_glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),

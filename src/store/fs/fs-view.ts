@@ -222,6 +222,17 @@ export class FsIndexView implements IndexView {
     return terms.map((term) => this.postingsOf(term));
   }
 
+  async documentFrequencies(terms: readonly string[]): Promise<number[]> {
+    return terms.map((term) => {
+      let df = 0;
+      for (const segment of this.segments) {
+        const rank = segment.terms.terms.find(term);
+        if (rank >= 0) df += segment.terms.df[rank]!;
+      }
+      return df;
+    });
+  }
+
   /** Postings of one term across segments, dead docs dropped; docs ascend because segments' bases do. */
   private postingsOf(term: string): PostingList | undefined {
     const docLive = this.cols.docLive;
