@@ -30,5 +30,8 @@ export const FORMAT_VERSION = 3;
  *   2 — credentials found by content (secretlint's recommended rules plus repodex's own:
  *       safety/secrets.ts) keep a file out of the index; more credential files denylisted;
  *       files with several hard links skipped (state `hard-link`).
+ *   3 — TypeScript and TSX grammars from @vscode/tree-sitter-wasm; files the grammar rejects
+ *       are parsed again with `export type *` and variance annotations blanked, so they get
+ *       declaration chunks and outlines instead of text chunks.
  */
-export const FEATURE_VERSION = 2;
+export const FEATURE_VERSION = 3;

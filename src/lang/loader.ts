@@ -53,8 +53,16 @@ function initRuntime(): Promise<TreeSitter> {
   return runtime;
 }
 
-/** Absolute path of a grammar file shipped in the `tree-sitter-wasms` package. */
+/**
+ * Grammars taken from `@vscode/tree-sitter-wasm` (current builds, pinned with the package) instead
+ * of `tree-sitter-wasms`, whose TypeScript grammar predates syntax that current code uses
+ * (interface call signatures, `export type *`, …) and so falls back to text on such files.
+ */
+const CURRENT_GRAMMARS: ReadonlySet<string> = new Set(['tree-sitter-typescript.wasm', 'tree-sitter-tsx.wasm']);
+
+/** Absolute path of a grammar file: from `@vscode/tree-sitter-wasm` for the current grammars, else `tree-sitter-wasms`. */
 export function grammarPath(file: string): string {
+  if (CURRENT_GRAMMARS.has(file)) return join(dirname(require.resolve('@vscode/tree-sitter-wasm/package.json')), 'wasm', file);
   return join(dirname(require.resolve('tree-sitter-wasms/package.json')), 'out', file);
 }
 

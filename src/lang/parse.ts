@@ -20,7 +20,8 @@ export interface ParsedFile {
  * what does is grammar lag (TS `in`/`out` variance annotations) and macro-heavy C++.
  *
  * A file whose adapter has a `retry` adapter is parsed again with it before it counts as
- * unparseable (C headers written in C++).
+ * unparseable (C headers written in C++); one whose adapter can `mask` syntax its grammar lags
+ * behind is parsed again with that syntax blanked first (TypeScript variance annotations).
  */
 function isUnparseable(tree: Tree | null): boolean {
   return tree === null || tree.rootNode.hasError;
@@ -34,6 +35,18 @@ export function withParsedFile<T>(language: Language, source: string, use: (file
   let adapter = adapterFor(language);
   if (!adapter) return undefined;
   let tree = parserFor(adapter.grammar).parse(source);
+  const masked = isUnparseable(tree) ? adapter.mask?.(source) : undefined;
+  if (masked !== undefined) {
+    // The same positions, with syntax the grammar lags behind blanked; names and signatures are
+    // still read from the real source.
+    const second = parserFor(adapter.grammar).parse(masked);
+    if (!isUnparseable(second)) {
+      tree?.delete();
+      tree = second;
+    } else {
+      second?.delete();
+    }
+  }
   if (isUnparseable(tree) && adapter.retry) {
     tree?.delete();
     adapter = adapter.retry;

@@ -79,6 +79,13 @@ export interface LanguageAdapter {
   readonly docComment: RegExp | null;
   /** An adapter to try when this one cannot parse a file (`.h` files are often C++, not C). */
   readonly retry?: LanguageAdapter;
+  /**
+   * Syntax the grammar does not know yet, blanked for a second parse of a file the first parse
+   * rejected: the source with those characters replaced by spaces (same length, same lines, so
+   * every position stays true), or undefined when there is nothing to blank. Only syntax that
+   * declares nothing may be blanked (TypeScript's `export type * from`, variance annotations).
+   */
+  mask?(source: string): string | undefined;
   /** Classifies a node as zero or more declarations; `scope` is the kind of scope the node sits in. */
   declare(node: Node, scope: ScopeKind, source: string): Declaration | readonly Declaration[] | null;
   /** A decl_context label that a leading sibling adds (Rust `#[cfg(…)]` → `cfg`), or null. */

@@ -61,7 +61,7 @@ describe('golden fixtures', () => {
   const all = fixtures();
 
   it('has a fixture for every adapter language, in a folder named after it', () => {
-    expect(all.map((fixture) => fixture.dir)).toEqual([...adapterLanguages()].sort());
+    expect([...new Set(all.map((fixture) => fixture.dir))]).toEqual([...adapterLanguages()].sort());
     for (const fixture of all) expect(languageOf(fixture.file)).toBe(fixture.dir);
   });
 

@@ -487,3 +487,24 @@ describe('languages without an adapter', () => {
     expect(analyze('markdown', '# Title\n')).toEqual({ ok: true, symbols: [] });
   });
 });
+
+describe('TypeScript syntax newer than the grammar', () => {
+  it('blanks `export type *` and variance annotations for a second parse, keeping every position and the real text in signatures', async () => {
+    const { maskTypeScript } = await import('../../src/lang/adapters/ecmascript.js');
+    const source = "export type * from './a';\ninterface P<out T> { x: T }\nclass C<in out E extends object = {}> {}\nfor (const k in obj) {}\nconst s = 'in T';\n";
+    const masked = maskTypeScript(source)!;
+    expect(masked).toHaveLength(source.length);
+    expect(masked.split('\n').map((line) => line.length)).toEqual(source.split('\n').map((line) => line.length));
+    expect(masked).not.toContain('export type *');
+    expect(masked).toContain('interface P<    T>');
+    expect(masked).toContain('class C<       E extends object');
+    expect(masked).toContain('for (const k in obj)'); // not a type parameter: untouched
+    expect(maskTypeScript('export const plain = 1;\n')).toBeUndefined();
+    await loadLanguages(['typescript', 'javascript']);
+    const result = analyze('typescript', source);
+    expect(result.ok).toBe(true);
+    expect(result.symbols.map((symbol) => symbol.signature)).toContain('interface P<out T>');
+    // JavaScript has no such syntax: nothing is masked there.
+    expect(analyze('javascript', 'export type * from "./a";\n').ok).toBe(false);
+  });
+});

@@ -112,10 +112,28 @@ function declare(node: Node, scope: ScopeKind, source: string): Declaration | re
 }
 
 /** TypeScript, TSX and JavaScript share node kinds; they differ only in the grammar file. */
+/** `export type * from '…'` and `export type * as NS from '…'` (TypeScript 5.0): re-exports, no declarations. */
+const EXPORT_TYPE_STAR = /^[ \t]*export\s+type\s+\*(?:\s+as\s+[\w$]+)?\s+from\s+(['"])[^'"\n]*\1[ \t]*;?/gm;
+/** `in` / `out` / `in out` before a type parameter (TypeScript 4.7 variance annotations). */
+const VARIANCE = /([<,]\s*)(in\s+out|in|out)(\s+)(?=[A-Za-z_$][\w$]*\s*(?:extends\b|=|,|>))/g;
+
+const blank = (text: string): string => text.replace(/[^\n]/g, ' ');
+
+/**
+ * TypeScript syntax the bundled grammars do not parse (none of tree-sitter-wasms, @vscode's build
+ * or tree-sitter-typescript 0.23.2 does), blanked for a second parse. Neither declares anything.
+ */
+export function maskTypeScript(source: string): string | undefined {
+  if (!source.includes('export type') && !/\b(in|out)\s/.test(source)) return undefined;
+  const masked = source.replace(EXPORT_TYPE_STAR, blank).replace(VARIANCE, (_all, before: string, keyword: string, space: string) => before + blank(keyword) + space);
+  return masked === source ? undefined : masked;
+}
+
 export function ecmascriptAdapter(language: Language, grammar: string): LanguageAdapter {
   return {
     language,
     grammar,
+    ...(language === 'javascript' ? {} : { mask: maskTypeScript }),
     comments: kinds('comment', 'html_comment'),
     leading: kinds('decorator'),
     wrappers: kinds('export_statement', 'ambient_declaration'),
