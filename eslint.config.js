@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test/fixtures/', 'test/golden/fixtures/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test/fixtures/', 'test/golden/fixtures/', 'test/golden/ranking/corpus/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
