@@ -4,6 +4,7 @@ import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
 import { STOPWORDS as TOKENIZER_STOPWORDS } from '../text/tokenizer.js';
 import { PLAIN_BM25 } from './ranking.js';
+import { stripIssueTemplate } from './search.js';
 import type { Engine, SearchReport } from '../engine/engine.js';
 import { handle } from '../protocol/index.js';
 import { SearchRequest } from '../protocol/schemas.js';
@@ -477,5 +478,28 @@ describe('long queries (bug reports, stack traces)', () => {
     const result = (await handle(engine, SearchRequest.parse({ op: 'search', q: long, top_k: 3 }))) as SearchReport;
     expect(result.results[0]?.path).toBe('src/rules/padding.ts');
     expect(SearchRequest.safeParse({ op: 'search', q: `${long}x` }).success).toBe(false);
+  });
+});
+
+describe('issue-template boilerplate', () => {
+  it('is dropped from pasted reports (checkboxes, the form\'s questions, version lines, comments); what the reporter wrote stays', () => {
+    const report = [
+      'What is the purpose of this pull request? (put an "X" next to item)',
+      '[ ] Documentation update',
+      '[X] Bug fix (template)',
+      'Tell us about your environment',
+      'ESLint Version: 3.19.0',
+      'What parser (default, Babel-ESLint, etc.) are you using?',
+      'babel-eslint',
+      '<!-- describe the bug below -->',
+      'The max-len rule ignores ignoreUrls when comments are long.',
+      'Steps to reproduce: lint a file with a long URL in a comment.',
+    ].join('\n');
+    const kept = stripIssueTemplate(report);
+    expect(kept).not.toMatch(/purpose of this pull request|Documentation update|Bug fix \(template\)|ESLint Version|What parser|describe the bug/);
+    expect(kept).toContain('babel-eslint');
+    expect(kept).toContain('The max-len rule ignores ignoreUrls when comments are long.');
+    expect(kept).toContain('Steps to reproduce: lint a file with a long URL in a comment.');
+    expect(stripIssueTemplate('what does parseConfig return?')).toBe('what does parseConfig return?'); // one line: a question, not a template
   });
 });

@@ -165,7 +165,26 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
  * dropped. Only document frequencies are read, so a 64 KB query costs a dictionary lookup per
  * distinct word.
  */
-export async function selectQueryTerms(view: IndexView, q: string): Promise<string[]> {
+/** Lines of an issue template that describe the form, not the bug. */
+const TEMPLATE_LINE =
+  /^\s*(?:[-*]\s*)?\[[ xX]?\]|^\s*(?:#+\s*)?(?:what|which|please|steps to reproduce|expected|actual|describe|provide|are you)\b[^\n]{0,120}?(?:\?[^\n]{0,60}|:)\s*$|^\s*(?:#+\s*)?tell us\b[^\n]{0,80}$|^\s*[\w .-]{1,30}\bversion:\s*v?[\d.x]+\s*$/i;
+
+/**
+ * A query without the boilerplate of issue templates (checkboxes, the form's questions, version
+ * lines, HTML comments): what the reporter wrote is kept, what the template wrote is not. Only
+ * multi-line queries (pasted reports) are touched.
+ */
+export function stripIssueTemplate(q: string): string {
+  if (!q.includes('\n')) return q;
+  return q
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .split('\n')
+    .filter((line) => !TEMPLATE_LINE.test(line))
+    .join('\n');
+}
+
+export async function selectQueryTerms(view: IndexView, query: string): Promise<string[]> {
+  const q = stripIssueTemplate(query);
   const all = tokenize(q);
   const unique = [...new Set(all)];
   if (unique.length <= MAX_QUERY_TERMS) return unique;
