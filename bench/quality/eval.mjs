@@ -41,7 +41,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SKIP_DIRS } from '../lib.mjs';
+import { SKIP_DIRS, createRng } from '../lib.mjs';
 import { BUG_REPOS } from './mine-bugs.mjs';
 import { REPOS } from './mine.mjs';
 
@@ -313,18 +313,6 @@ function fileBm25Rank(index, query) {
   return { files: scored.slice(0, TOP_K).map(([file]) => file), ms: Number(process.hrtime.bigint() - started) / 1e6 };
 }
 
-/** mulberry32: a seeded PRNG, so the bootstrap gives the same intervals on every run. */
-function prng(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Paired bootstrap: resample tasks with replacement, recompute the difference of a metric between
  * two variants on the same tasks; the 2.5th and 97.5th percentiles bound a 95% interval.
@@ -335,7 +323,7 @@ function bootstrapDiff(ranksA, ranksB, metric, samples = BOOTSTRAP_SAMPLES) {
   const a = ranksA.map(value);
   const b = ranksB.map(value);
   const diff = (a.reduce((s, x) => s + x, 0) - b.reduce((s, x) => s + x, 0)) / n;
-  const rng = prng(42);
+  const rng = createRng(42); // seeded: the same intervals on every run
   const diffs = new Float64Array(samples);
   for (let s = 0; s < samples; s++) {
     let sum = 0;
