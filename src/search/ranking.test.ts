@@ -50,6 +50,37 @@ describe('structure signals change the ranking the way they claim', () => {
     expect(boosted.results[0]!.symbol).toBe('class TokenBucket');
   });
 
+  it('file: a chunk whose file matches the other query terms elsewhere outranks an equal chunk in a file that does not', async () => {
+    const chunk = 'export function flushQueue(items: string[]) {\n  return items.length;\n}\n';
+    const root = makeRepo({
+      // Both files hold the same flushQueue chunk; only one also speaks of the scheduler elsewhere.
+      'src/a/queue.ts': `${chunk}\n${filler(130)}\nexport function tick() { return 'scheduler deadline'; }\n`,
+      'src/b/queue.ts': `${chunk}\n${filler(130)}\nexport function tock() { return 'unrelated words'; }\n`,
+    });
+    const without = await createEngine({ root, ranking: { ...DEFAULT_RANKING, file: 0 } }).search({ q: 'flush queue scheduler deadline' });
+    const withFile = await createEngine({ root }).search({ q: 'flush queue scheduler deadline' });
+    const first = (report: typeof withFile) => report.results.find((hit) => hit.why.includes('flush'))!;
+    expect(first(withFile).path).toBe('src/a/queue.ts');
+    expect(first(withFile).score).toBeGreaterThan(withFile.results.find((hit) => hit.path === 'src/b/queue.ts' && hit.why.includes('flush'))!.score);
+    // Without the signal the two flushQueue chunks tie on score (the path decides the order).
+    const tie = without.results.filter((hit) => hit.why.includes('flush'));
+    expect(tie[0]!.score).toBe(tie[1]!.score);
+  });
+
+  it('coordination is off by default (a file covering more query terms gets no multiplier), and on when asked', async () => {
+    const root = makeRepo({
+      'src/one.ts': 'export function parseHeader(raw: string) { return raw; }\n',
+      'src/many.ts': 'export function other() { return "parse header cookie session token"; }\n',
+    });
+    const q = 'parse header cookie session token';
+    const off = await createEngine({ root }).search({ q });
+    const on = await createEngine({ root, ranking: { ...DEFAULT_RANKING, coord: 2 } }).search({ q });
+    const score = (report: typeof off, path: string) => report.results.find((hit) => hit.path === path)!.score;
+    expect(DEFAULT_RANKING.coord).toBe(0);
+    // The coordination factor shrinks the file that covers 2 of 5 terms relative to the one covering all 5.
+    expect(score(on, 'src/one.ts') / score(on, 'src/many.ts')).toBeLessThan(score(off, 'src/one.ts') / score(off, 'src/many.ts'));
+  });
+
   it('prose: the same text ranks lower in Markdown than in code', async () => {
     const text = 'export function renderWidget(frame: number) { return frame; }\n';
     const root = makeRepo({ 'docs/widget.md': text, 'lib/widget.ts': text });
