@@ -6,10 +6,11 @@ import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
-import { delimiter, extname, join } from 'node:path';
+import { delimiter, extname, join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
+import { parseArgs } from 'node:util';
 
 /** Extensions repodex indexes by default (SPEC §9, `project_type: auto`); mirrors src/core/config.ts. */
 export const DEFAULT_EXTENSIONS = [
@@ -746,4 +747,23 @@ export function renderResults(rows, baselineLabel) {
     rows.map((row) => columns.map((column) => column.cell(row))),
     columns.map((column) => column.align),
   );
+}
+
+/**
+ * The command line of a corpus benchmark: `<corpus> [options]`. Returns the corpus (absolute) and
+ * the option values, or an exit code after printing `usage` (0 for --help, 1 for a bad line).
+ */
+export function corpusArgs(usage, options) {
+  const { values, positionals } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
+  if (values.help || positionals.length !== 1) {
+    process.stderr.write(`${usage}\n`);
+    return { exit: values.help ? 0 : 1 };
+  }
+  return { corpus: resolvePath(positionals[0]), values };
+}
+
+/** Sync a corpus with a repodex build (so measured requests answer from a fresh index); throws when it fails. */
+export async function syncCorpus(bin, corpus) {
+  const sync = await runProcess(process.execPath, [bin, 'sync', '--root', corpus], { timeoutMs: 600_000 });
+  if (sync.code !== 0) throw new Error(`sync failed: ${sync.stderr}`);
 }

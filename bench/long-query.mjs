@@ -5,26 +5,18 @@
 //   node bench/long-query.mjs <corpus> [--requests N] [--size BYTES] [--seed S]
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { StdioServer, corpusSelection, describeMachine, formatMs, git, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, summarize } from './lib.mjs';
+import { StdioServer, corpusSelection, describeMachine, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, corpusArgs, syncCorpus, summarize } from './lib.mjs';
 
 const USAGE = 'usage: node bench/long-query.mjs <corpus> [--requests N] [--size BYTES] [--seed S]';
 const BIN = resolve(import.meta.dirname, '..', 'bin', 'repodex.js');
 
 async function main() {
-  const { values, positionals } = parseArgs({
-    options: { requests: { type: 'string', default: '200' }, size: { type: 'string', default: '10240' }, seed: { type: 'string', default: '3' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-  });
-  if (values.help || positionals.length !== 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return values.help ? 0 : 1;
-  }
-  const corpus = resolve(positionals[0]);
+  const args = corpusArgs(USAGE, { requests: { type: 'string', default: '200' }, size: { type: 'string', default: '10240' }, seed: { type: 'string', default: '3' } });
+  if (args.exit !== undefined) return args.exit;
+  const { corpus, values } = args;
   const count = Number(values.requests);
   const size = Number(values.size);
-  const sync = await runProcess(process.execPath, [BIN, 'sync', '--root', corpus], { timeoutMs: 600_000 });
-  if (sync.code !== 0) throw new Error(`sync failed: ${sync.stderr}`);
+  await syncCorpus(BIN, corpus);
   const reports = JSON.parse(readFileSync(join(import.meta.dirname, 'quality', 'bug-tasks.json'), 'utf8')).map((task) => task.query);
   const long = reports.map((text) => text.repeat(Math.ceil(size / text.length)).slice(0, size));
   const short = sampleQueries(corpus, listCorpusFiles(corpus, corpusSelection(corpus)), count, Number(values.seed)).queries.map((entry) => entry.q);

@@ -7,7 +7,6 @@
 //   node bench/mcp.mjs <corpus> [--requests N] [--rounds N] [--seed S] [--json out.json]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -21,7 +20,8 @@ import {
   listCorpusFiles,
   machineInfo,
   renderTable,
-  runProcess,
+  corpusArgs,
+  syncCorpus,
   sampleQueries,
   summarize,
 } from './lib.mjs';
@@ -82,20 +82,13 @@ async function jsonlServer(corpus) {
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
-    options: { requests: { type: 'string', default: '300' }, rounds: { type: 'string', default: '3' }, seed: { type: 'string', default: '7' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-  });
-  if (values.help || positionals.length !== 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return values.help ? 0 : 1;
-  }
-  const corpus = resolve(positionals[0]);
+  const args = corpusArgs(USAGE, { requests: { type: 'string', default: '300' }, rounds: { type: 'string', default: '3' }, seed: { type: 'string', default: '7' }, json: { type: 'string' } });
+  if (args.exit !== undefined) return args.exit;
+  const { corpus, values } = args;
   const count = Number(values.requests);
   const rounds = Number(values.rounds);
   log('sync (so every request answers from a fresh index)');
-  const sync = await runProcess(process.execPath, [BIN, 'sync', '--root', corpus], { timeoutMs: 600_000 });
-  if (sync.code !== 0) throw new Error(`sync failed: ${sync.stderr}`);
+  await syncCorpus(BIN, corpus);
   const work = workload(corpus, count, Number(values.seed));
   const samples = { mcp: { search: [], open_file: [], outline: [] }, jsonl: { search: [], open_file: [], outline: [] } };
   let failed = 0;
