@@ -11,9 +11,8 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, w
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { newestMtime, prepareBaseline } from './baseline.mjs';
-import { StdioServer, benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, summarize, tail } from './lib.mjs';
+import { StdioServer, benchEnv, corpusArgs, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, summarize, tail } from './lib.mjs';
 
 const USAGE = 'usage: node bench/freshness.mjs <corpus-git-checkout> [--baseline-ref REF|none] [--runs N] [--json out.json]';
 const log = (message) => process.stderr.write(`[freshness] ${message}\n`);
@@ -59,20 +58,13 @@ function touchEdit(root, path, round) {
 const wait = (ms) => new Promise((resolveWait) => setTimeout(resolveWait, ms));
 
 async function main() {
-  const { values, positionals } = parseArgs({
-    options: {
-      'baseline-ref': { type: 'string', default: '5abde31' },
-      runs: { type: 'string', default: '15' },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
+  const args = corpusArgs(USAGE, {
+    'baseline-ref': { type: 'string', default: '5abde31' },
+    runs: { type: 'string', default: '15' },
+    json: { type: 'string' },
   });
-  if (values.help || positionals.length !== 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return values.help ? 0 : 1;
-  }
-  const corpus = resolve(positionals[0]);
+  if (args.exit !== undefined) return args.exit;
+  const { corpus, values } = args;
   if (!existsSync(join(corpus, '.git'))) {
     process.stderr.write(`${corpus} is not a git checkout (the benchmark clones it to edit files)\n${USAGE}\n`);
     return 1;

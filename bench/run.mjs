@@ -7,10 +7,10 @@
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { newestMtime, prepareBaseline } from './baseline.mjs';
 import {
   buildRows,
+  corpusArgs,
   corpusSelection,
   describeMachine,
   formatBytes,
@@ -39,23 +39,16 @@ function positiveInt(name, text) {
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
-    options: {
-      'baseline-ref': { type: 'string', default: 'HEAD~1' },
-      queries: { type: 'string', default: '1000' },
-      runs: { type: 'string', default: '15' },
-      'sync-runs': { type: 'string', default: '3' },
-      seed: { type: 'string', default: '42' },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
+  const args = corpusArgs(USAGE, {
+    'baseline-ref': { type: 'string', default: 'HEAD~1' },
+    queries: { type: 'string', default: '1000' },
+    runs: { type: 'string', default: '15' },
+    'sync-runs': { type: 'string', default: '3' },
+    seed: { type: 'string', default: '42' },
+    json: { type: 'string' },
   });
-  if (values.help || positionals.length !== 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return values.help ? 0 : 1;
-  }
-  const corpus = resolve(positionals[0]);
+  if (args.exit !== undefined) return args.exit;
+  const { corpus, values } = args;
   if (!existsSync(corpus) || !statSync(corpus).isDirectory()) {
     process.stderr.write(`corpus folder not found: ${corpus}\n`);
     return 1;

@@ -83,17 +83,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   }
   const durationMs = Math.round((performance.now() - started) * 100) / 100;
   const { op, id: _id, ...args } = request as { op: O; id?: unknown } & Record<string, unknown>;
-  engine.auditLog.record({
-    time,
-    request_id: requestId,
-    frontend: context.frontend,
-    op,
-    ...(context.tool ? { tool: context.tool } : {}),
-    args: sanitizeArguments(args),
-    outcome: error ? error.code : 'ok',
-    blocked,
-    duration_ms: durationMs,
-  });
+  recordCall(engine, context, { time, request_id: requestId, op, args, outcome: error ? error.code : 'ok', blocked, duration_ms: durationMs });
   if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL), after it was logged
   return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs };
 }
@@ -101,16 +91,25 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
 /** Record a call that was refused before it could run (arguments that do not validate): such calls are logged too. */
 export function recordRefused(engine: Engine, context: { readonly frontend: string; readonly tool?: string }, op: string, args: Record<string, unknown>): string {
   const requestId = randomUUID();
-  engine.auditLog.record({
-    time: new Date().toISOString(),
-    request_id: requestId,
-    frontend: context.frontend,
-    op,
-    ...(context.tool ? { tool: context.tool } : {}),
-    args: sanitizeArguments(args),
-    outcome: 'BAD_REQUEST',
-    blocked: false,
-    duration_ms: 0,
-  });
+  recordCall(engine, context, { time: new Date().toISOString(), request_id: requestId, op, args, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
   return requestId;
+}
+
+/** One audit-log line for a call: who called (front end, tool name), with the arguments sanitized. */
+function recordCall(
+  engine: Engine,
+  context: { readonly frontend: string; readonly tool?: string },
+  call: { time: string; request_id: string; op: string; args: Record<string, unknown>; outcome: string; blocked: boolean; duration_ms: number },
+): void {
+  engine.auditLog.record({
+    time: call.time,
+    request_id: call.request_id,
+    frontend: context.frontend,
+    op: call.op,
+    ...(context.tool ? { tool: context.tool } : {}),
+    args: sanitizeArguments(call.args),
+    outcome: call.outcome,
+    blocked: call.blocked,
+    duration_ms: call.duration_ms,
+  });
 }

@@ -261,11 +261,15 @@ export function flagNames(message: string): string {
 
 /** Report a call that failed without an answer (a bad request, a damaged index, …): exit 1, 2 for internal errors. */
 function reportCallError(error: CallError, json: boolean, io: CliIo): number {
-  const message = flagNames(error.message);
-  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: message, code: error.code })}\n`);
-  io.stderr.write(`repodex: ${message}\n`);
+  writeFailure(flagNames(error.message), error.code, json, io);
   if (error.code === 'ABORTED') return INTERRUPTED;
   return error.code === 'INTERNAL' ? 2 : 1;
+}
+
+/** A failure as the CLI shows it: `{ok:false, error, code}` on stdout with --json, and a line on stderr. */
+function writeFailure(message: string, code: string, json: boolean, io: CliIo): void {
+  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: message, code })}\n`);
+  io.stderr.write(`repodex: ${message}\n`);
 }
 
 /** A language filter as typed (`TypeScript` works as well as `typescript`). */
@@ -511,8 +515,7 @@ function reportError(error: unknown, json: boolean, io: CliIo): number {
   const code = isRepodexError(error) ? error.code : isArgError ? 'BAD_REQUEST' : 'INTERNAL';
   const user = isRepodexError(error) ? error.isUserError : isArgError;
   const message = isArgError ? `${errorMessage(error)} (see repodex <command> --help)` : errorMessage(error);
-  if (json) io.stdout.write(`${JSON.stringify({ ok: false, error: message, code })}\n`);
-  io.stderr.write(`repodex: ${message}\n`);
+  writeFailure(message, code, json, io);
   if (!user && !isRepodexError(error) && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
   if (code === 'ABORTED') return INTERRUPTED;
   return user ? 1 : 2;

@@ -77,6 +77,11 @@ function readRecord(path: string): LockRecord | undefined {
     if (isErrnoException(error, 'ENOENT')) return undefined;
     throw lockError(path, error);
   }
+  return parseRecord(text);
+}
+
+/** A lock file's text as a record; a record with an `unreadable-` token when it is not one. */
+function parseRecord(text: string): LockRecord {
   try {
     const parsed = JSON.parse(text) as Partial<LockRecord>;
     if (typeof parsed.pid === 'number' && typeof parsed.host === 'string') {
@@ -262,7 +267,6 @@ function readRecordQuietly(path: string): LockRecord | 'unreadable' | null {
     return isErrnoException(error, 'ENOENT') ? null : 'unreadable';
   }
   if (text === '') return 'unreadable';
-  const record = readRecord(path);
-  if (record === undefined) return null;
+  const record = parseRecord(text);
   return record.token.startsWith('unreadable-') ? 'unreadable' : record;
 }
