@@ -71,7 +71,7 @@ export const deterministicBundler: Bundler = {
         entry.score += search.weight / (RRF_K + rank + 1);
         entry.foundBy.push(`${search.label} #${rank + 1}`);
         // Keep the hit that matched the most terms (its `why` explains the excerpt best).
-        if (hit.why.length > entry.hit.why.length) entry.hit = hit;
+        if (hit.matched.length > entry.hit.matched.length) entry.hit = hit;
         candidates.set(hit.chunk_id, entry);
       });
     }
@@ -184,7 +184,7 @@ function windowStart(lines: readonly string[], range: Range, length: number): nu
 /** A hit widened to the smallest enclosing declaration that is larger than it and not too long. */
 function widen(candidate: Candidate, symbols: readonly OutlineSymbol[], totalLines: number): Range {
   const { hit } = candidate;
-  const matched = hit.why.length > 0 ? `matched ${hit.why.map((term) => `"${term}"`).join(', ')}` : 'ranked by path and name';
+  const matched = hit.matched.length > 0 ? `matched ${hit.matched.map((term) => `"${term}"`).join(', ')}` : 'ranked by path and name';
   const found = `found by ${candidate.foundBy.join(', ')}`;
   let best: OutlineSymbol | undefined;
   for (const symbol of symbols) {
@@ -197,7 +197,7 @@ function widen(candidate: Candidate, symbols: readonly OutlineSymbol[], totalLin
   const end = Math.min(hit.end_line, Math.max(totalLines, 1));
   if (!best) {
     const what = hit.symbol ? `the chunk of ${hit.symbol}` : 'the chunk';
-    return { start: hit.start_line, end, score: candidate.score, symbol: hit.symbol, rationale: `${matched}; ${found}; ${what}`, terms: [...hit.why] };
+    return { start: hit.start_line, end, score: candidate.score, symbol: hit.symbol, rationale: `${matched}; ${found}; ${what}`, terms: [...hit.matched] };
   }
   const name = best.parent_symbol ? `${best.parent_symbol} › ${best.name}` : best.name;
   return {
@@ -206,7 +206,7 @@ function widen(candidate: Candidate, symbols: readonly OutlineSymbol[], totalLin
     score: candidate.score,
     symbol: name,
     rationale: `${matched}; ${found}; widened from lines ${hit.start_line}-${hit.end_line} to the enclosing ${best.kind} ${name}`,
-    terms: [...hit.why],
+    terms: [...hit.matched],
   };
 }
 

@@ -42,7 +42,7 @@ export function chunkParamsKey(strategy: ChunkStrategy, params: ChunkParams): st
   });
 }
 
-const SNIPPET_LINES = 3;
+export const SNIPPET_LINES = 3;
 const SNIPPET_LINE_CHARS = 160;
 
 /** The preview stored with a chunk: its first few non-blank lines, trimmed to a readable width. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultConfigText } from '../core/config.js';
 import type { Bundler } from '../bundle/bundler.js';
@@ -19,12 +19,13 @@ import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
-import { DEFAULT_TOP_K, type LexicalMode, type SearchHit, search } from '../search/search.js';
+import { DEFAULT_TOP_K, type LexicalMode, search } from '../search/search.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FileList, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
+import { type PresentedHit, presentHits } from './present.js';
 import { type OutlineReport, outlineFile } from './outline.js';
 import { type ChangeProbe, statProbe } from './probe.js';
 import { type Freshness, type StatusReport, computeStatus, ruleStaleness } from './status.js';
@@ -56,7 +57,7 @@ export interface SearchReport {
   /** The query as the index understood it (after tokenizing and stopwords). */
   readonly terms: string[];
   readonly top_k: number;
-  readonly results: (SearchHit & { readonly stale?: true })[];
+  readonly results: PresentedHit[];
   /** Chunks that matched at least one term (after filters). */
   readonly matched: number;
   readonly generation: number;
@@ -330,7 +331,7 @@ export class Engine {
     const mode = options.mode ?? 'bm25';
     const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
     if (outcome.terms.length === 0) warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
-    const results = this.markStale(view, outcome.hits);
+    const results = await presentHits(this.context(), view, outcome.hits, outcome.words);
     if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
     return {
       query: options.q,
@@ -365,22 +366,6 @@ export class Engine {
       spent += performance.now() - started;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-  }
-
-  /** Flag results whose file changed on disk since indexing (a few stats: cheap enough for every search). */
-  private markStale(view: IndexView, hits: SearchHit[]): SearchReport['results'] {
-    const changed = new Map<string, boolean>();
-    return hits.map((hit) => {
-      let isChanged = changed.get(hit.path);
-      if (isChanged === undefined) {
-        const slot = view.findFile(hit.path);
-        const record = slot >= 0 ? view.fileRecord(slot) : undefined;
-        const stat = statSync(join(this.root, hit.path), { throwIfNoEntry: false });
-        isChanged = !record || !stat || stat.size !== record.size || stat.mtimeMs !== record.mtimeMs;
-        changed.set(hit.path, isChanged);
-      }
-      return isChanged ? { ...hit, stale: true as const } : hit;
-    });
   }
 
   async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES, onEvent?: (event: SyncEvent) => void): Promise<FetchReport> {

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
@@ -35,7 +37,8 @@ describe('structure signals change the ranking the way they claim', () => {
     const boosted = await createEngine({ root }).search({ q: 'retry policy backoff' });
     expect(plain.results[0]!.path).toBe('src/net/client.ts');
     expect(boosted.results[0]!.path).toBe('src/retry/policy.ts');
-    expect(boosted.results[0]!.why).toEqual(['retry', 'policy', 'backoff']);
+    expect(boosted.results[0]!.why).toEqual(['retry', 'policy', 'backoff', 'path:retry', 'path:policy']);
+    expect(plain.results[0]!.why).toEqual(['retry', 'policy']);
   });
 
   it('name: a chunk that declares the queried name outranks one that only mentions it', async () => {
@@ -118,5 +121,66 @@ describe('test files', () => {
     const boosted = await createEngine({ root }).search({ q: 'parse invoice total' });
     expect(plain.results.map((hit) => hit.path)).toEqual(['src/__tests__/invoice.ts', 'src/zinvoice.ts']);
     expect(boosted.results.map((hit) => hit.path)).toEqual(['src/zinvoice.ts', 'src/__tests__/invoice.ts']);
+  });
+});
+
+describe('inflections', () => {
+  it('a short query finds the other inflections of its words, below the exact word, and why says so', async () => {
+    const root = makeRepo({
+      'src/retry.ts': 'export function retryRequest(attempts: number) { return attempts; } // retry once more\n',
+      'src/queue.ts': 'export function drain(retries: number) { return retries; }\n',
+      'src/other.ts': 'export const unrelated = 1;\n',
+    });
+    const report = await createEngine({ root }).search({ q: 'retry' });
+    expect(report.results.map((hit) => hit.path)).toEqual(['src/retry.ts', 'src/queue.ts']);
+    expect(report.results[1]!.why).toEqual(['retry', 'form:retries→retry']);
+    expect(report.results[1]!.score).toBeLessThan(report.results[0]!.score);
+    const off = await createEngine({ root, ranking: { ...DEFAULT_RANKING, forms: 0 } }).search({ q: 'retry' });
+    expect(off.results.map((hit) => hit.path)).toEqual(['src/retry.ts']);
+  });
+
+  it('saved finds save and closed finds close; a query longer than formsUpTo terms keeps its exact words only', async () => {
+    const root = makeRepo({ 'src/doc.ts': 'export function save(doc: string) { return doc; }\nexport function close() { return 0; }\n' });
+    const engine = createEngine({ root });
+    expect((await engine.search({ q: 'saved' })).results[0]?.why).toEqual(['saved', 'form:save→saved']);
+    expect((await engine.search({ q: 'closed' })).results[0]?.why).toEqual(['closed', 'form:close→closed']);
+    const long = 'saved alpha beta gamma delta epsilon zeta theta iota kappa';
+    expect((await engine.search({ q: long })).results).toEqual([]);
+  });
+});
+
+describe('query-aware snippets', () => {
+  const licence = Array.from({ length: 12 }, (_, i) => `// Licensed under the Apache License, line ${i}`).join('\n');
+
+  it('the snippet shows the lines that matched, not the licence header above them', async () => {
+    const root = makeRepo({ 'src/pool.ts': `${licence}\nexport function drainConnectionPool(pool: string[]) {\n  return pool.length;\n}\n` });
+    const report = await createEngine({ root }).search({ q: 'drain connection pool' });
+    expect(report.results[0]!.snippet).toBe('export function drainConnectionPool(pool: string[]) {\n  return pool.length;\n}');
+  });
+
+  it('symbol names the declaration that matched inside a merged chunk', async () => {
+    const root = makeRepo({
+      'src/shapes.ts': 'export interface Shape {\n  area(): number;\n}\n\nexport class Square {\n  side = 1;\n}\n\nexport class Circle {\n  radius = 1;\n  area() { return 3.14 * this.radius; }\n}\n',
+    });
+    const report = await createEngine({ root }).search({ q: 'circle radius' });
+    expect(report.results[0]!.start_line).toBe(1);
+    expect(report.results[0]!.symbol).toBe('class Circle');
+    expect(report.results[0]!.snippet.split('\n')[0]).toBe('export class Circle {');
+  });
+
+  it('a file changed since indexing keeps its stored snippet and is flagged stale', async () => {
+    const root = makeRepo({ 'src/pool.ts': `${licence}\nexport function drainConnectionPool() {}\n` });
+    const engine = createEngine({ root });
+    await engine.sync();
+    writeFileSync(join(root, 'src/pool.ts'), `${licence}\nexport function drainConnectionPool() {}\n// edited\n`);
+    process.env.REPODEX_INDEXING = '0';
+    let report;
+    try {
+      report = await createEngine({ root }).search({ q: 'drain connection pool' });
+    } finally {
+      delete process.env.REPODEX_INDEXING;
+    }
+    expect(report.results[0]!.stale).toBe(true);
+    expect(report.results[0]!.snippet.startsWith('// Licensed')).toBe(true);
   });
 });

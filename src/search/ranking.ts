@@ -17,13 +17,20 @@ export interface RankingProfile {
   readonly prose: number;
   /** Multiplier for test files (by path: `test/`, `__tests__/`, `*.test.ts`, `test_*.py`, …). */
   readonly test: number;
+  /**
+   * Weight of a query word's other inflections (`retries` for `retry`, `saved` for `save`) in
+   * chunks that lack the word itself; 0 = off.
+   */
+  readonly forms: number;
+  /** Inflections are tried only for queries of at most this many terms (questions, not pasted reports). */
+  readonly formsUpTo: number;
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5 };
+export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, forms: 0.5, formsUpTo: 8 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
-export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1 };
+export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, forms: 0, formsUpTo: 0 };
 
 const KEYS = Object.keys(DEFAULT_RANKING) as (keyof RankingProfile)[];
 

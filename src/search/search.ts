@@ -1,13 +1,14 @@
 import type { PostingList } from '../index/model.js';
 import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
-import { tokenize } from '../text/tokenizer.js';
+import { tokenize, wordForms } from '../text/tokenizer.js';
 import { NAME_FIELD, PATH_FIELD } from '../index/fields.js';
 import { globMatcher } from '../scan/glob.js';
 import { isTestPath } from '../scan/test-paths.js';
 import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
 import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
 import { selectTop } from './select.js';
+import type { QueryWords } from './snippet.js';
 
 /** Result caps from seed 000: 20 results by default and at most, at most 2 per file. */
 export const DEFAULT_TOP_K = 20;
@@ -44,8 +45,14 @@ export interface SearchHit {
   readonly snippet: string;
   /** The declaration the chunk sits in, outermost first (`class Router › match`), or null. */
   readonly symbol: string | null;
-  /** Query terms this chunk matched, in query order. */
+  /**
+   * What ranked the chunk: the query terms it matched, in query order, then each structure signal
+   * that changed its score as `signal:detail` (`path:retry`, `name:retry`, `file:+deadline`,
+   * `form:retries→retry`, `role:test×0.5`). Terms never hold a colon.
+   */
   readonly why: string[];
+  /** The query terms alone (what excerpts and highlights look for). */
+  readonly matched: string[];
 }
 
 /** Ranked candidates plus what the query was understood as. */
@@ -54,6 +61,8 @@ export interface SearchOutcome {
   readonly hits: SearchHit[];
   /** How many chunks matched at least one term (after filters). */
   readonly matched: number;
+  /** The words scored (terms and their inflections) with the term each stands for and its idf. */
+  readonly words: QueryWords;
 }
 
 interface Scratch {
@@ -107,33 +116,45 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
  */
 export async function search(view: IndexView, query: SearchQuery): Promise<SearchOutcome> {
   const terms = await selectQueryTerms(view, query.q);
-  if (terms.length === 0 || view.stats.chunkCount === 0) return { terms, hits: [], matched: 0 };
+  if (terms.length === 0 || view.stats.chunkCount === 0) return { terms, hits: [], matched: 0, words: new Map() };
   const rank = query.ranking ?? DEFAULT_RANKING;
   const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
-  const lookups = boosted ? [...terms, ...terms.map((t) => PATH_FIELD + t), ...terms.map((t) => NAME_FIELD + t)] : terms;
-  const lists = await view.postings(lookups);
+  const fields = boosted ? [...terms.map((t) => PATH_FIELD + t), ...terms.map((t) => NAME_FIELD + t)] : [];
+  const forms = query.mode === 'bm25' ? inflections(terms, rank) : [];
+  const lists = await view.postings([...terms, ...fields, ...forms.map((f) => f.form)]);
+  const fieldEnd = terms.length + fields.length;
   const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
   let ranked: number[];
   let rankedScores: number[];
   let rankedMasks: number[];
+  let explained: string[][] = [];
+  const words = new Map<string, { term: string; weight: number }>(terms.map((term) => [term, { term, weight: 0 }]));
   // No await while the scratch buffers hold this query's state: they are shared by every query on the view.
   try {
     const contentLists = lists.slice(0, terms.length);
+    let fileMasks: Map<number, number> | undefined;
     if (query.mode === 'idf') {
       collectCandidates(state, contentLists);
       scoreIdf(state, contentLists);
     } else {
       const idf = scoreBm25(state, contentLists);
+      terms.forEach((term, t) => words.set(term, { term, weight: idf[t]! }));
+      for (const { form, term } of forms) words.set(form, { term: terms[term]!, weight: rank.forms * idf[term]! });
+      scoreForms(state, forms, lists.slice(fieldEnd), rank.forms);
       if (boosted) {
         addFieldBoost(state, lists.slice(terms.length, 2 * terms.length), rank.path);
-        addFieldBoost(state, lists.slice(2 * terms.length), rank.name);
+        addFieldBoost(state, lists.slice(2 * terms.length, fieldEnd), rank.name);
       }
-      applyFileSignals(state, idf, rank);
+      fileMasks = applyFileSignals(state, idf, rank);
       roundScores(state);
     }
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
+    if (query.mode === 'bm25') {
+      const signals: Signals = { terms, rank, lists, fieldEnd, boosted, forms, fileMasks };
+      explained = ranked.map((id) => explain(state, signals, id));
+    }
   } finally {
     for (let i = 0; i < state.count; i++) {
       const id = state.touched[i]!;
@@ -144,6 +165,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   const records = await view.chunks(ranked);
   const hits = ranked.map((_, i): SearchHit => {
     const record = records[i]!;
+    const matched = terms.filter((_, t) => (rankedMasks[i]! & (1 << t)) !== 0);
     return {
       chunk_id: record.id,
       path: record.path,
@@ -152,10 +174,11 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       score: rankedScores[i]!,
       snippet: record.snippet,
       symbol: record.symbol,
-      why: terms.filter((_, t) => (rankedMasks[i]! & (1 << t)) !== 0),
+      why: [...matched, ...(explained[i] ?? [])],
+      matched,
     };
   });
-  return { terms, hits, matched: state.count };
+  return { terms, hits, matched: state.count, words };
 }
 
 /**
@@ -270,6 +293,48 @@ function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[
   return idfs;
 }
 
+/** An inflection of query term `term` (`retries` for `retry`). */
+interface Inflection {
+  readonly form: string;
+  readonly term: number;
+}
+
+/** The other inflections of each query term, for short queries when the profile weighs them. */
+function inflections(terms: readonly string[], rank: RankingProfile): Inflection[] {
+  if (rank.forms === 0 || terms.length > rank.formsUpTo) return [];
+  const asked = new Set(terms);
+  const out: Inflection[] = [];
+  terms.forEach((term, t) => {
+    for (const form of wordForms(term)) if (!asked.has(form)) out.push({ form, term: t });
+  });
+  return out;
+}
+
+/**
+ * Chunks holding an inflection of a query term but not the term itself score the inflection at
+ * `weight` × its BM25; the term counts as matched (its bit is set), once per chunk.
+ */
+function scoreForms(state: QueryState, forms: readonly Inflection[], lists: readonly (PostingList | undefined)[], weight: number): void {
+  const n = state.view.stats.chunkCount;
+  const lengths = state.view.docTokens;
+  const avg = state.view.stats.avgChunkTokens;
+  const { allowed, masks, scores, touched } = state;
+  const chunkFile = state.view.docFile;
+  forms.forEach(({ term }, f) => {
+    const list = lists[f];
+    if (!list) return;
+    const bit = 1 << term;
+    const idf = bm25Idf(n, list.df);
+    for (let i = 0; i < list.docs.length; i++) {
+      const id = list.docs[i]!;
+      if ((masks[id]! & bit) !== 0 || (allowed && allowed[chunkFile[id]!] === 0)) continue;
+      if (masks[id] === 0) touched[state.count++] = id;
+      masks[id]! |= bit;
+      scores[id]! += weight * bm25TermScore(idf, list.tfs[i]!, lengths[id]!, avg);
+    }
+  });
+}
+
 /** A field (path or declared names): weight × the field term's idf, for chunks that already match content. */
 function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefined)[], weight: number): void {
   if (weight === 0) return;
@@ -291,8 +356,8 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 }
 
 /** File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, prose. */
-function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingProfile): void {
-  if (rank.file === 0 && rank.coord === 0 && rank.prose === 1 && rank.test === 1) return;
+function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingProfile): Map<number, number> | undefined {
+  if (rank.file === 0 && rank.coord === 0 && rank.prose === 1 && rank.test === 1) return undefined;
   const { masks, scores, touched, view } = state;
   const chunkFile = view.docFile;
   const fileMask = new Map<number, number>();
@@ -314,6 +379,66 @@ function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingPr
     if (rank.test !== 1 && testFiles(view)[chunkFile[id]!] === 1) score *= rank.test;
     scores[id] = score;
   }
+  return fileMask;
+}
+
+/** What `explain` needs to say which signals moved a chunk. */
+interface Signals {
+  readonly terms: readonly string[];
+  readonly rank: RankingProfile;
+  /** Content lists, then path and name field lists (when boosted), then inflection lists from `fieldEnd`. */
+  readonly lists: readonly (PostingList | undefined)[];
+  readonly fieldEnd: number;
+  readonly boosted: boolean;
+  readonly forms: readonly Inflection[];
+  readonly fileMasks: Map<number, number> | undefined;
+}
+
+/** The structure signals that changed one ranked chunk's score, as `signal:detail` (see SearchHit.why). */
+function explain(state: QueryState, signals: Signals, id: number): string[] {
+  const { terms, rank, lists, fieldEnd, boosted, forms, fileMasks } = signals;
+  const { view, masks } = state;
+  const file = view.docFile[id]!;
+  const out: string[] = [];
+  const n = terms.length;
+  terms.forEach((term, t) => {
+    if (lists[t] && holds(lists[t], id)) return;
+    const form = forms.findIndex((f, k) => f.term === t && holds(lists[fieldEnd + k], id));
+    if (form >= 0) out.push(`form:${forms[form]!.form}→${term}`);
+  });
+  if (boosted) {
+    terms.forEach((term, t) => {
+      if (rank.path > 0 && holds(lists[n + t], id)) out.push(`path:${term}`);
+    });
+    terms.forEach((term, t) => {
+      if (rank.name > 0 && holds(lists[2 * n + t], id)) out.push(`name:${term}`);
+    });
+  }
+  if (fileMasks && rank.file > 0) {
+    const elsewhere = fileMasks.get(file)! & ~masks[id]!;
+    terms.forEach((term, t) => {
+      if (elsewhere & (1 << t)) out.push(`file:+${term}`);
+    });
+  }
+  if (rank.prose !== 1 && PROSE.has(view.fileLanguage(file))) out.push(`role:prose×${rank.prose}`);
+  if (rank.test !== 1 && testFiles(view)[file] === 1) out.push(`role:test×${rank.test}`);
+  return out;
+}
+
+/** True when a posting list holds a doc (its docs are sorted). */
+function holds(list: PostingList | undefined, doc: number): boolean {
+  if (!list) return false;
+  const docs = list.docs;
+  let lo = 0;
+  let hi = docs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = docs[mid]!;
+    if (at === doc) return true;
+    if (at < doc) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 /**

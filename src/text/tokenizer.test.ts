@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_PART, MAX_WHOLE_WORD, STOPWORDS, forEachWord, queryTerms, tokenize, wordTerms } from './tokenizer.js';
+import { MAX_PART, MAX_WHOLE_WORD, STOPWORDS, forEachWord, queryTerms, tokenize, wordForms, wordTerms } from './tokenizer.js';
 
 // Property runs are seeded so every run is the same; FC_SEED=<n> explores (or replays) another seed.
 fc.configureGlobal({ seed: Number(process.env.FC_SEED ?? 20240602) });
@@ -220,5 +220,25 @@ describe('queryTerms', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('wordForms', () => {
+  it('gives the plural, past and -ing forms of a word and the base of an inflected one', () => {
+    expect(wordForms('retry')).toEqual(['retries', 'retried', 'retrying']);
+    expect(wordForms('retries')).toContain('retry');
+    expect(wordForms('retrying')).toContain('retry');
+    expect(wordForms('saved')).toEqual(expect.arrayContaining(['save', 'saves', 'saving']));
+    expect(wordForms('close')).toEqual(['closes', 'closed', 'closing']);
+    expect(wordForms('closed')).toContain('close');
+    expect(wordForms('stopped')).toContain('stop');
+    expect(wordForms('using')).toContain('use');
+    expect(wordForms('matches')).toContain('match');
+  });
+
+  it('leaves short words, identifiers with digits or capitals, and the word itself out', () => {
+    for (const word of ['bus', 'id', 'utf8', 'getUser']) expect(wordForms(word)).toEqual([]);
+    for (const word of ['retry', 'saved', 'process']) expect(wordForms(word)).not.toContain(word);
+    expect(wordForms('status')).not.toContain('statu');
   });
 });

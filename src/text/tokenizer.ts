@@ -151,3 +151,44 @@ export function tokenize(text: string): string[] {
 export function queryTerms(query: string): string[] {
   return [...new Set(tokenize(query))];
 }
+
+const VOWEL = /[aeiouy]/;
+
+/**
+ * The other inflections of an English word a query may have meant (`retries` → `retry`,
+ * `retried`, `retrying`; `saved` → `save`, `saves`, `saving`; `close` → `closed`, `closes`,
+ * `closing`): a light, rule-based morphology of plural, past and -ing forms. Only plain
+ * lower-case words of 4+ letters vary; the word itself is not included. Some forms are not words
+ * (`closs`); search keeps only the forms the index holds.
+ */
+export function wordForms(term: string): string[] {
+  if (term.length < 4 || !/^[a-z]+$/.test(term)) return [];
+  const bases = new Set<string>();
+  const cut = (suffix: string, min = 3): string | undefined => (term.endsWith(suffix) && term.length - suffix.length >= min ? term.slice(0, -suffix.length) : undefined);
+  const ies = cut('ies') ?? cut('ied');
+  if (ies) bases.add(`${ies}y`);
+  for (const suffix of ['es', 's', 'ed', 'ing']) {
+    const stem = cut(suffix, 2);
+    if (!stem || (suffix === 's' && /(?:s|u|i)$/.test(stem)) || !VOWEL.test(stem)) continue;
+    if (stem.length >= 3) bases.add(stem);
+    if (suffix !== 's') bases.add(`${stem}e`); // saved → save, using → use
+    // stopped → stop, running → run
+    if ((suffix === 'ed' || suffix === 'ing') && stem.length >= 4 && stem.at(-1) === stem.at(-2) && !VOWEL.test(stem.at(-1)!)) bases.add(stem.slice(0, -1));
+  }
+  // An uninflected word is its own base.
+  if (bases.size === 0) bases.add(term);
+  const forms = new Set<string>();
+  for (const base of bases) {
+    forms.add(base);
+    if (base.endsWith('y') && !VOWEL.test(base.at(-2)!)) {
+      const root = base.slice(0, -1);
+      forms.add(`${root}ies`).add(`${root}ied`).add(`${base}ing`);
+    } else if (base.endsWith('e')) {
+      forms.add(`${base}s`).add(`${base}d`).add(`${base.slice(0, -1)}ing`);
+    } else {
+      forms.add(/(?:s|x|z|ch|sh)$/.test(base) ? `${base}es` : `${base}s`).add(`${base}ed`).add(`${base}ing`);
+    }
+  }
+  forms.delete(term);
+  return [...forms].filter((form) => form.length >= 3 && !STOPWORDS.has(form));
+}
