@@ -36,7 +36,7 @@
  *   --verbose            print each task's first-gold rank per variant
  */
 import { Buffer } from 'node:buffer';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -179,6 +179,20 @@ async function materialize(clone, parent, dir) {
     tar.on('error', reject);
   });
   writeFileSync(marker, `${parent}\n`);
+}
+
+/**
+ * Give an extracted tree its history, as a checkout has: a `.git` whose HEAD is `parent` and whose
+ * objects are the clone's (an alternate, nothing copied). The index reads commit subjects from it
+ * (`history`); the tree itself is untouched.
+ */
+function attachHistory(clone, parent, dir) {
+  const gitDir = path.join(dir, '.git');
+  if (existsSync(path.join(gitDir, 'HEAD'))) return;
+  execFileSync('git', ['init', '-q', dir]);
+  const objects = execFileSync('git', ['-C', clone, 'rev-parse', '--path-format=absolute', '--git-path', 'objects'], { encoding: 'utf8' }).trim();
+  writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), `${objects}\n`);
+  writeFileSync(path.join(gitDir, 'HEAD'), `${parent}\n`);
 }
 
 /** Distinct file paths of a repodex search, in rank order, plus index/search facts. */
@@ -430,6 +444,7 @@ async function main() {
     await pool([...groups.values()], opts.jobs, async (g) => {
       const dir = path.join(workRoot, g.key);
       await materialize(path.join(opts.clones, g.repo), g.parent, dir);
+      attachHistory(path.join(opts.clones, g.repo), g.parent, dir);
       if (!opts.reuseIndex) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
       const exts = repoByName.get(g.repo).exts;
       const wholeFiles = variants.includes(FILE_BM25_VARIANT) ? fileIndex(dir, exts) : undefined;

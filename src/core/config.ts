@@ -24,6 +24,11 @@ const ChunkConfigSchema = z.strictObject({
   overlap_lines: z._default(z.int().check(z.minimum(0), z.maximum(40)), 10),
 });
 
+const HistoryConfigSchema = z.strictObject({
+  enabled: z._default(z.boolean(), true),
+  max_commits: z._default(z.int().check(z.minimum(1), z.maximum(100_000)), 2000),
+});
+
 const WatchConfigSchema = z.strictObject({
   debounce_ms: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 500),
 });
@@ -64,6 +69,11 @@ export const ConfigSchema = z.strictObject({
   change_detection: z._default(z.enum(['auto', 'stat', 'git']), 'auto'),
   /** How `watch` and `serve --watch` batch file events: re-index once events have been quiet this long. */
   watch: z._default(WatchConfigSchema, { debounce_ms: 500 }),
+  /**
+   * Each file's recent commit subjects (the last `max_commits` non-merge commits, 16 subjects a
+   * file) as a ranking field; read from git incrementally, kept in .repodex/history.json.
+   */
+  history: z._default(HistoryConfigSchema, { enabled: true, max_commits: 2000 }),
 });
 
 /** The parsed configuration with defaults applied. */

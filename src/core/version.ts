@@ -33,5 +33,7 @@ export const FORMAT_VERSION = 3;
  *   3 — TypeScript and TSX grammars from @vscode/tree-sitter-wasm; files the grammar rejects
  *       are parsed again with `export type *` and variance annotations blanked, so they get
  *       declaration chunks and outlines instead of text chunks.
+ *   4 — files whose first lines say they are generated carry a mark in the path field; each
+ *       file's first chunk carries the terms of its recent commit subjects (history field).
  */
-export const FEATURE_VERSION = 3;
+export const FEATURE_VERSION = 4;

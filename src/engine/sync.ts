@@ -1,4 +1,7 @@
 import { join } from 'node:path';
+import { GENERATED_MARK } from '../index/fields.js';
+import { looksGenerated } from '../scan/file-role.js';
+import { historyChanged, historyTerms, keepHistory, loadHistory, readKept } from './history.js';
 import { type ChunkParams, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { chunkDeclaredNames, chunkSymbolPath } from '../chunk/symbol-paths.js';
 import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
@@ -13,7 +16,7 @@ import { describeSecret } from '../safety/secrets.js';
 import { configLimits } from '../core/config.js';
 import { RepoScope } from '../scan/scope.js';
 import type { Candidate, SoftError } from '../scan/walker.js';
-import type { IndexStore, IndexView } from '../store/backend.js';
+import type { Catalog, IndexStore, IndexView } from '../store/backend.js';
 import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
 import { type Changes, changeCount, detectChanges, gitDirty, usesGit, walkChanges } from './changes.js';
@@ -148,8 +151,10 @@ export async function* runSync(
   const scope = new RepoScope(root, config, ctx.denylist);
   const catalog = base?.catalog();
   const detected = why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit) : { changes: walkChanges(scope, undefined), dirtyNow: null };
-  const changes: Changes = detected.changes;
-  const errors: SoftError[] = [...changes.errors];
+  const errors: SoftError[] = [...detected.changes.errors];
+  const history = config.history.enabled && head?.commit ? await loadHistory(root, ctx.paths.dataDir, head.commit, config.history.max_commits) : undefined;
+  // Unchanged files whose recent subjects changed (new commits touched them) are added again, for their history field.
+  const changes: Changes = why === undefined && history && catalog ? withHistoryChanges(detected.changes, catalog, historyChanged(readKept(ctx.paths.dataDir), history)) : detected.changes;
 
   if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head)) {
     await store.tidy();
@@ -235,7 +240,7 @@ export async function* runSync(
         fallbacks[outcome.fallback] = (fallbacks[outcome.fallback] ?? 0) + 1;
         errors.push({ path: candidate.path, reason: outcome.fallback === 'parse-error' ? 'parse error: chunked as text, no outline' : 'too large to parse: chunked as text' });
       }
-      const file = await buildFile(record, prepared.text, outcome, rules.key, base, allocator);
+      const file = await buildFile(record, prepared.text, outcome, rules.key, base, allocator, historyTerms(history?.files.get(candidate.path)));
       created += file.created;
       matched += file.matched;
       writer.add(file.file);
@@ -255,6 +260,7 @@ export async function* runSync(
       duration_ms: durationMs,
     });
     committed = true;
+    if (history) keepHistory(ctx.paths.dataDir, history);
     await cache.flush(() => liveCacheKeys(store, rules.key));
     const meta = result.meta;
     const added = base ? files.filter((file) => base.findFile(file.path) < 0).length : files.length;
@@ -374,6 +380,7 @@ async function buildFile(
   rulesKey: string,
   base: IndexView | undefined,
   allocator: ChunkIdAllocator,
+  history: readonly string[],
 ): Promise<{ file: NewFile; created: number; matched: number }> {
   const lines = splitLines(text);
   const contents = outcome.spans.map((span) => lines.slice(span.startLine - 1, span.endLine).join('\n'));
@@ -381,6 +388,7 @@ async function buildFile(
   const previous = await previousIdentities(base, record.path);
   const { ids, kept: matched } = allocator.assign(record.path, hashes, previous);
   const pathTerms = queryTerms(record.path);
+  if (looksGenerated(text)) pathTerms.push(GENERATED_MARK);
   const chunks: NewChunk[] = outcome.spans.map((span, index) => ({
     id: ids[index]!,
     startLine: span.startLine,
@@ -389,9 +397,31 @@ async function buildFile(
     snippet: makeSnippet(lines, span.startLine, span.endLine),
     symbol: chunkSymbolPath(outcome.symbols, span.startLine, span.endLine, lines),
     text: contents[index]!,
-    fields: { path: pathTerms, names: queryTerms(chunkDeclaredNames(outcome.symbols, span.startLine, span.endLine).join(' ')) },
+    fields: {
+      path: pathTerms,
+      names: queryTerms(chunkDeclaredNames(outcome.symbols, span.startLine, span.endLine).join(' ')),
+      ...(index === 0 && history.length > 0 ? { history } : {}),
+    },
   }));
   return { file: { record, chunks, symbols: outcome.symbols, fallback: outcome.fallback }, created: chunks.length - matched, matched };
+}
+
+/**
+ * Changes plus the unchanged catalogued files in `paths` (their history changed): merged into
+ * `changed` in path order, with their catalogued stat, as modified files.
+ */
+function withHistoryChanges(changes: Changes, catalog: Catalog, paths: readonly string[]): Changes {
+  const already = new Set(changes.changed.map((file) => file.path));
+  const removed = new Set(changes.removed);
+  const extra: Candidate[] = [];
+  for (const path of paths) {
+    const i = catalog.find(path);
+    if (i < 0 || already.has(path) || removed.has(path) || catalog.record(i).state !== 'indexed') continue;
+    extra.push({ path, size: catalog.size(i), mtimeMs: catalog.mtimeMs(i) });
+  }
+  if (extra.length === 0) return changes;
+  const changed = [...changes.changed, ...extra].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { ...changes, changed, modified: changes.modified + extra.length };
 }
 
 /** Parse-cache keys of every indexed file of the current generation: what the cache must keep. */

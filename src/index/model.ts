@@ -71,8 +71,11 @@ export interface NewChunk {
   readonly symbol: string | null;
   /** Tokenized by the store (the shared tokenizer) and then dropped. */
   readonly text: string;
-  /** Field terms (already tokenized): the file's path and the names the chunk declares. */
-  readonly fields: { readonly path: readonly string[]; readonly names: readonly string[] };
+  /**
+   * Field terms (already tokenized): the file's path, the names the chunk declares, and (on a
+   * file's first chunk) the terms of the file's recent commit subjects.
+   */
+  readonly fields: { readonly path: readonly string[]; readonly names: readonly string[]; readonly history?: readonly string[] };
 }
 
 /** A file as a sync hands it to a store: its catalog record, chunks (in order) and outline. */

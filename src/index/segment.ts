@@ -3,7 +3,7 @@ import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageCode, languageFromCode } from '../scan/language.js';
-import { NAME_FIELD, PATH_FIELD } from './fields.js';
+import { HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from './fields.js';
 import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 import { FILE_STATES, type FileRecord, type FileState, type NewFile } from './model.js';
@@ -138,6 +138,7 @@ export class SegmentBuilder {
       const tokens = this.postings.addText(local, chunk.text);
       for (const term of chunk.fields.path) this.postings.addPresence(local, PATH_FIELD + term);
       for (const term of chunk.fields.names) this.postings.addPresence(local, NAME_FIELD + term);
+      for (const term of chunk.fields.history ?? []) this.postings.addPresence(local, HISTORY_FIELD + term);
       this.addChunkMeta(chunk, tokens);
     }
     this.chunkStart.push(this.ids.length);

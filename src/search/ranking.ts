@@ -17,6 +17,12 @@ export interface RankingProfile {
   readonly prose: number;
   /** Multiplier for test files (by path: `test/`, `__tests__/`, `*.test.ts`, `test_*.py`, …). */
   readonly test: number;
+  /** Weight × idf (over files) added for each query term in the file's recent commit subjects. */
+  readonly history: number;
+  /** A file the query names (a stack frame, `router.ts`) has its chunks' scores × (1 + mention). */
+  readonly mention: number;
+  /** Multiplier for examples, vendored and generated code (by path, and generated also by content). */
+  readonly aux: number;
   /**
    * Weight of a query word's other inflections (`retries` for `retry`, `saved` for `save`) in
    * chunks that lack the word itself; 0 = off.
@@ -27,10 +33,10 @@ export interface RankingProfile {
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, forms: 0.5, formsUpTo: 8 };
+export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, forms: 0.5, formsUpTo: 8 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
-export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, forms: 0, formsUpTo: 0 };
+export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, history: 0, mention: 0, aux: 1, forms: 0, formsUpTo: 0 };
 
 const KEYS = Object.keys(DEFAULT_RANKING) as (keyof RankingProfile)[];
 

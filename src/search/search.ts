@@ -2,7 +2,8 @@ import type { PostingList } from '../index/model.js';
 import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { tokenize, wordForms } from '../text/tokenizer.js';
-import { NAME_FIELD, PATH_FIELD } from '../index/fields.js';
+import { GENERATED_MARK, HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from '../index/fields.js';
+import { pathRole } from '../scan/file-role.js';
 import { globMatcher } from '../scan/glob.js';
 import { isTestPath } from '../scan/test-paths.js';
 import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
@@ -121,7 +122,12 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
   const fields = boosted ? [...terms.map((t) => PATH_FIELD + t), ...terms.map((t) => NAME_FIELD + t)] : [];
   const forms = query.mode === 'bm25' ? inflections(terms, rank) : [];
-  const lists = await view.postings([...terms, ...fields, ...forms.map((f) => f.form)]);
+  const history = query.mode === 'bm25' && rank.history > 0 ? terms.map((t) => HISTORY_FIELD + t) : [];
+  const lists = await view.postings([...terms, ...fields, ...forms.map((f) => f.form), ...history]);
+  const formEnd = terms.length + fields.length + forms.length;
+  const roles = await fileRoles(view);
+  const roleWeight = roleWeights(terms, rank);
+  const mentioned = query.mode === 'bm25' && rank.mention > 0 ? mentionedFiles(view, query.q) : new Set<number>();
   const fieldEnd = terms.length + fields.length;
   const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
   let ranked: number[];
@@ -140,19 +146,20 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       const idf = scoreBm25(state, contentLists);
       terms.forEach((term, t) => words.set(term, { term, weight: idf[t]! }));
       for (const { form, term } of forms) words.set(form, { term: terms[term]!, weight: rank.forms * idf[term]! });
-      scoreForms(state, forms, lists.slice(fieldEnd), rank.forms);
+      scoreForms(state, forms, lists.slice(fieldEnd, formEnd), rank.forms);
       if (boosted) {
         addFieldBoost(state, lists.slice(terms.length, 2 * terms.length), rank.path);
         addFieldBoost(state, lists.slice(2 * terms.length, fieldEnd), rank.name);
       }
-      fileMasks = applyFileSignals(state, idf, rank);
+      const pastSubjects = historyScores(view, lists.slice(formEnd), rank.history);
+      fileMasks = applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects);
       roundScores(state);
     }
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
     if (query.mode === 'bm25') {
-      const signals: Signals = { terms, rank, lists, fieldEnd, boosted, forms, fileMasks };
+      const signals: Signals = { terms, rank, lists, fieldEnd, boosted, forms, fileMasks, roles, weights: roleWeight, mentioned, formEnd };
       explained = ranked.map((id) => explain(state, signals, id));
     }
   } finally {
@@ -356,8 +363,16 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 }
 
 /** File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, prose. */
-function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingProfile): Map<number, number> | undefined {
-  if (rank.file === 0 && rank.coord === 0 && rank.prose === 1 && rank.test === 1) return undefined;
+function applyFileSignals(
+  state: QueryState,
+  idfs: Float64Array,
+  rank: RankingProfile,
+  roles: Uint8Array,
+  weights: Float64Array,
+  mentioned: ReadonlySet<number>,
+  pastSubjects: ReadonlyMap<number, number>,
+): Map<number, number> | undefined {
+  if (rank.file === 0 && rank.coord === 0 && weights.every((w) => w === 1) && (mentioned.size === 0 || rank.mention === 0) && pastSubjects.size === 0) return undefined;
   const { masks, scores, touched, view } = state;
   const chunkFile = view.docFile;
   const fileMask = new Map<number, number>();
@@ -375,11 +390,31 @@ function applyFileSignals(state: QueryState, idfs: Float64Array, rank: RankingPr
       for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
     }
     if (rank.coord > 0) score *= Math.pow(popcount(inFile) / state.terms, rank.coord);
-    if (rank.prose !== 1 && PROSE.has(view.fileLanguage(chunkFile[id]!))) score *= rank.prose;
-    if (rank.test !== 1 && testFiles(view)[chunkFile[id]!] === 1) score *= rank.test;
+    score *= weights[roles[chunkFile[id]!]!]!;
+    score += pastSubjects.get(chunkFile[id]!) ?? 0;
+    if (mentioned.has(chunkFile[id]!)) score *= 1 + rank.mention;
     scores[id] = score;
   }
   return fileMask;
+}
+
+/**
+ * The history field per file: weight × idf (over files) of each query term in the file's recent
+ * commit subjects. It refines candidates (chunks that match content), never adds any.
+ */
+function historyScores(view: IndexView, lists: readonly (PostingList | undefined)[], weight: number): Map<number, number> {
+  const out = new Map<number, number>();
+  if (weight === 0) return out;
+  const files = Math.max(1, view.stats.fileCount);
+  for (const list of lists) {
+    if (!list) continue;
+    const boost = weight * bm25Idf(files, list.df);
+    for (const doc of list.docs) {
+      const file = view.docFile[doc]!;
+      out.set(file, (out.get(file) ?? 0) + boost);
+    }
+  }
+  return out;
 }
 
 /** What `explain` needs to say which signals moved a chunk. */
@@ -392,11 +427,16 @@ interface Signals {
   readonly boosted: boolean;
   readonly forms: readonly Inflection[];
   readonly fileMasks: Map<number, number> | undefined;
+  readonly roles: Uint8Array;
+  readonly weights: Float64Array;
+  readonly mentioned: ReadonlySet<number>;
+  /** Where the history field lists start in `lists` (they run to its end, one per term, when weighed). */
+  readonly formEnd: number;
 }
 
 /** The structure signals that changed one ranked chunk's score, as `signal:detail` (see SearchHit.why). */
 function explain(state: QueryState, signals: Signals, id: number): string[] {
-  const { terms, rank, lists, fieldEnd, boosted, forms, fileMasks } = signals;
+  const { terms, rank, lists, fieldEnd, boosted, forms, fileMasks, roles, weights, mentioned, formEnd } = signals;
   const { view, masks } = state;
   const file = view.docFile[id]!;
   const out: string[] = [];
@@ -420,8 +460,15 @@ function explain(state: QueryState, signals: Signals, id: number): string[] {
       if (elsewhere & (1 << t)) out.push(`file:+${term}`);
     });
   }
-  if (rank.prose !== 1 && PROSE.has(view.fileLanguage(file))) out.push(`role:prose×${rank.prose}`);
-  if (rank.test !== 1 && testFiles(view)[file] === 1) out.push(`role:test×${rank.test}`);
+  if (lists.length > formEnd) {
+    const first = view.fileDocs(file).from;
+    terms.forEach((term, t) => {
+      if (holds(lists[formEnd + t], first)) out.push(`history:${term}`);
+    });
+  }
+  if (mentioned.has(file) && rank.mention > 0) out.push(`mention:×${1 + rank.mention}`);
+  const role = roles[file]!;
+  if (weights[role] !== 1) out.push(`role:${ROLES[role]}×${weights[role]}`);
   return out;
 }
 
@@ -452,17 +499,102 @@ function roundScores(state: QueryState): void {
   }
 }
 
-const testFileCache = new WeakMap<IndexView, Uint8Array>();
+/** A file name or path as queries write them: `router.ts`, `lib/router/index.js:12:5`, `File "app/models.py"`. */
+const FILE_MENTION = /(?:[\w$@.-]+\/)*[\w$@-][\w$@.-]*\.[A-Za-z][\w]{0,5}\b/g;
+/** A mention naming more files than this says too little (`index.js`, `__init__.py`). */
+const MAX_MENTIONED_FILES = 3;
 
-/** Which files are tests, computed once per loaded index. */
-function testFiles(view: IndexView): Uint8Array {
-  let flags = testFileCache.get(view);
-  if (!flags) {
-    flags = new Uint8Array(view.fileSlots);
-    for (let f = 0; f < view.fileSlots; f++) flags[f] = isTestPath(view.filePath(f)) ? 1 : 0;
-    testFileCache.set(view, flags);
+const basenameCache = new WeakMap<IndexView, Map<string, number[]>>();
+
+/** Live file slots by lower-cased base name, once per loaded index. */
+function filesByBasename(view: IndexView): Map<string, number[]> {
+  let map = basenameCache.get(view);
+  if (map) return map;
+  map = new Map();
+  for (let f = 0; f < view.fileSlots; f++) {
+    const path = view.filePath(f);
+    if (view.findFile(path) !== f) continue;
+    const base = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
+    const slots = map.get(base);
+    if (slots) slots.push(f);
+    else map.set(base, [f]);
   }
-  return flags;
+  basenameCache.set(view, map);
+  return map;
+}
+
+/**
+ * Files the query names (a stack frame's `at f (lib/router.js:10:5)`, `File "app/models.py"`,
+ * `Router.java:120`, or a file name in prose): each mention's base name is looked up, narrowed by
+ * its directories when it has some, and kept when it names at most MAX_MENTIONED_FILES files.
+ */
+export function mentionedFiles(view: IndexView, query: string): Set<number> {
+  const out = new Set<number>();
+  const byName = filesByBasename(view);
+  for (const match of query.matchAll(FILE_MENTION)) {
+    const mention = match[0].replace(/^\.?\//, '').toLowerCase();
+    const base = mention.slice(mention.lastIndexOf('/') + 1);
+    let slots = byName.get(base);
+    if (!slots) continue;
+    if (mention.includes('/')) {
+      const suffix = mention.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').join('/');
+      slots = slots.filter((f) => {
+        const path = view.filePath(f).toLowerCase();
+        return path === suffix || path.endsWith(`/${suffix}`);
+      });
+    }
+    if (slots.length > 0 && slots.length <= MAX_MENTIONED_FILES) for (const f of slots) out.add(f);
+  }
+  return out;
+}
+
+/** File roles as ranking weighs them; `source` is weighed 1. */
+const ROLES = ['source', 'test', 'example', 'vendored', 'generated', 'prose'] as const;
+type Role = (typeof ROLES)[number];
+const ROLE_CODE = new Map<Role, number>(ROLES.map((role, i) => [role, i]));
+
+const roleCache = new WeakMap<IndexView, Uint8Array>();
+
+/**
+ * The role of every file slot (an index into ROLES), computed once per loaded index: tests,
+ * examples, vendored and generated code by path; generated code also by the content mark sync
+ * sets; prose and data files by language.
+ */
+async function fileRoles(view: IndexView): Promise<Uint8Array> {
+  let roles = roleCache.get(view);
+  if (roles) return roles;
+  const [marked] = await view.postings([PATH_FIELD + GENERATED_MARK]);
+  roles = new Uint8Array(view.fileSlots);
+  for (let f = 0; f < view.fileSlots; f++) {
+    const role = pathRole(view.filePath(f));
+    roles[f] = ROLE_CODE.get(role === 'source' && PROSE.has(view.fileLanguage(f)) ? 'prose' : role)!;
+  }
+  if (marked) for (const doc of marked.docs) if (roles[view.docFile[doc]!] === ROLE_CODE.get('source')) roles[view.docFile[doc]!] = ROLE_CODE.get('generated')!;
+  roleCache.set(view, roles);
+  return roles;
+}
+
+/** Query words that ask for a role by name: such a query gets that role at full weight. */
+const ROLE_WORDS: Readonly<Record<Exclude<Role, 'source'>, readonly string[]>> = {
+  test: ['test', 'tests', 'testing', 'spec', 'specs', 'unittest', 'fixture', 'fixtures', 'e2e'],
+  example: ['example', 'examples', 'sample', 'samples', 'demo', 'demos', 'playground'],
+  vendored: ['vendor', 'vendored', 'third', 'party', 'thirdparty'],
+  generated: ['generated', 'codegen', 'autogenerated'],
+  prose: ['doc', 'docs', 'documentation', 'readme', 'guide', 'changelog'],
+};
+/**
+ * Only a short query asks for a role by naming it ("where are the router tests"): a pasted report
+ * or a commit message says "test" or "example" in passing (measured: honouring it there costs R@5).
+ */
+const ROLE_QUERY_MAX_TERMS = 8;
+
+/** The multiplier of each role for this query (ROLES order). */
+function roleWeights(terms: readonly string[], rank: RankingProfile): Float64Array {
+  const weights = Float64Array.from(ROLES, (role) => (role === 'source' ? 1 : role === 'test' ? rank.test : role === 'prose' ? rank.prose : rank.aux));
+  if (terms.length > ROLE_QUERY_MAX_TERMS) return weights;
+  const asked = new Set(terms);
+  for (const [role, words] of Object.entries(ROLE_WORDS)) if (words.some((word) => asked.has(word))) weights[ROLE_CODE.get(role as Role)!] = 1;
+  return weights;
 }
 
 const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 'text']);

@@ -1,5 +1,4 @@
 import { SNIPPET_LINES, makeSnippet } from '../chunk/chunker.js';
-import { tokenize } from '../text/tokenizer.js';
 
 /** The words a query scored, each with the query term it stands for and how much it tells (idf). */
 export type QueryWords = ReadonlyMap<string, { readonly term: string; readonly weight: number }>;
@@ -11,33 +10,46 @@ export interface FocusedSnippet {
   readonly line: number;
 }
 
-/** The query terms a text holds, directly or through a scored inflection. */
+/** The query terms a text holds, directly or through a scored inflection (as substrings, like focusSnippet). */
 function termsIn(text: string, words: QueryWords): Set<string> {
+  const lower = text.toLowerCase();
   const held = new Set<string>();
-  for (const token of tokenize(text)) {
-    const word = words.get(token);
-    if (word) held.add(word.term);
-  }
+  for (const [word, { term }] of words) if (lower.includes(word)) held.add(term);
   return held;
 }
 
 /**
  * The snippet of a chunk that shows what matched: the window of SNIPPET_LINES non-blank lines of
- * `lines[startLine..endLine]` (1-based, inclusive) whose distinct matched terms weigh the most,
- * starting on a matching line, earliest on ties. Undefined when no line matches or when the
- * chunk's first lines (its stored snippet) already weigh as much as the best window.
+ * the chunk (`lines`, the first being line `startLine` of its file) whose distinct matched terms
+ * weigh the most, starting on a matching line, earliest on ties. Undefined when no line matches or
+ * when the chunk's first lines (its stored snippet) already weigh as much as the best window.
+ * Words are found as case-insensitive substrings (`pool` in `connectionPool`), which is what
+ * the tokenizer's identifier parts amount to, at the cost of native string search.
  */
-export function focusSnippet(lines: readonly string[], startLine: number, endLine: number, words: QueryWords): FocusedSnippet | undefined {
+export function focusSnippet(lines: readonly string[], startLine: number, words: QueryWords): FocusedSnippet | undefined {
   const weightOf = new Map<string, number>();
   for (const { term, weight } of words.values()) weightOf.set(term, Math.max(weightOf.get(term) ?? 0, weight, 1e-6));
-  const rows: { line: number; terms: Set<string> }[] = [];
-  for (let n = startLine; n <= Math.min(endLine, lines.length); n++) {
-    const text = lines[n - 1]!;
-    if (text.trim() !== '') rows.push({ line: n, terms: termsIn(text, words) });
+  const text = lines.join('\n').toLowerCase();
+  const starts: number[] = [];
+  for (let at = 0, i = 0; i < lines.length; i++) {
+    starts.push(at);
+    at += lines[i]!.length + 1;
   }
+  const held: (Set<string> | undefined)[] = new Array(lines.length);
+  for (const [word, { term }] of words) {
+    for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length)) {
+      const line = lineAt(starts, at);
+      (held[line] ??= new Set()).add(term);
+    }
+  }
+  // Non-blank lines and the terms each holds.
+  const rows: { line: number; terms: Set<string> | undefined }[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() !== '') rows.push({ line: i, terms: held[i] });
+  });
   const windowWeight = (from: number): number => {
     const seen = new Set<string>();
-    for (let k = from; k < Math.min(from + SNIPPET_LINES, rows.length); k++) for (const term of rows[k]!.terms) seen.add(term);
+    for (let k = from; k < Math.min(from + SNIPPET_LINES, rows.length); k++) for (const term of rows[k]!.terms ?? []) seen.add(term);
     let total = 0;
     for (const term of seen) total += weightOf.get(term)!;
     return total;
@@ -45,7 +57,7 @@ export function focusSnippet(lines: readonly string[], startLine: number, endLin
   let best = -1;
   let bestWeight = 0;
   for (let k = 0; k < rows.length; k++) {
-    if (rows[k]!.terms.size === 0) continue;
+    if (!rows[k]!.terms) continue;
     const weight = windowWeight(k);
     if (weight > bestWeight) {
       best = k;
@@ -55,7 +67,19 @@ export function focusSnippet(lines: readonly string[], startLine: number, endLin
   if (best < 0 || windowWeight(0) >= bestWeight) return undefined;
   const first = rows[best]!.line;
   const last = rows[Math.min(best + SNIPPET_LINES, rows.length) - 1]!.line;
-  return { snippet: makeSnippet(lines, first, last), line: first };
+  return { snippet: makeSnippet(lines, first + 1, last + 1), line: startLine + first };
+}
+
+/** Index of the line holding character `at`, given each line's start offset (ascending). */
+function lineAt(starts: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** True when a stored snippet already shows every term a hit matched: no window can show more. */

@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { writeFileAtomic } from '../core/fs-atomic.js';
+import { queryTerms } from '../text/tokenizer.js';
+
+const run = promisify(execFile);
+
+/** Subjects kept per file, newest first: what its history field is made of. */
+export const SUBJECTS_PER_FILE = 16;
+/** Terms a file's history field holds at most. */
+export const MAX_HISTORY_TERMS = 128;
+/** Bytes of `git log` output read at most (a bound on time and memory whatever the repository). */
+const MAX_LOG_BYTES = 64 * 1024 * 1024;
+
+/** Each file's recent commit subjects, as of one commit. */
+export interface History {
+  /** The commit the history runs up to. */
+  readonly head: string;
+  readonly maxCommits: number;
+  /** Repository-relative path → subjects, newest first (at most SUBJECTS_PER_FILE). */
+  readonly files: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The history field of a file: the distinct terms of its recent subjects, bounded. */
+export function historyTerms(subjects: readonly string[] | undefined): string[] {
+  if (!subjects || subjects.length === 0) return [];
+  return queryTerms(subjects.join('\n')).slice(0, MAX_HISTORY_TERMS);
+}
+
+/**
+ * The history for `head`, incrementally: from the copy kept beside the index when it is for the
+ * same head; by reading only the new commits when it is for an ancestor; else from the last
+ * `maxCommits` commits. Merge commits are left out (their subjects describe branches, not
+ * changes). Undefined when git cannot say (not installed, a shallow or broken repository).
+ */
+export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<History | undefined> {
+  const kept = readKept(dataDir);
+  if (kept && kept.head === head && kept.maxCommits === maxCommits) return kept;
+  try {
+    if (kept && kept.maxCommits === maxCommits && (await isAncestor(root, kept.head, head))) {
+      const newer = await gitLog(root, [`${kept.head}..${head}`]);
+      return { head, maxCommits, files: prepend(newer, kept.files) };
+    }
+    return { head, maxCommits, files: prepend(await gitLog(root, ['-n', String(maxCommits), head]), new Map()) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keep a history beside the index (after the generation built from it is committed). */
+export function keepHistory(dataDir: string, history: History): void {
+  const files = Object.fromEntries(history.files);
+  writeFileAtomic(join(dataDir, HISTORY_FILE), JSON.stringify({ version: 1, head: history.head, max_commits: history.maxCommits, files }), dataDir);
+}
+
+/** Paths whose history field differs between two histories (what an incremental sync re-adds). */
+export function historyChanged(before: History | undefined, after: History): string[] {
+  const out: string[] = [];
+  for (const [path, subjects] of after.files) {
+    const old = before?.files.get(path);
+    if (!old || old.length !== subjects.length || old.some((subject, i) => subject !== subjects[i])) out.push(path);
+  }
+  if (before) for (const path of before.files.keys()) if (!after.files.has(path)) out.push(path);
+  return out;
+}
+
+/** The history kept beside the index, if any and readable. */
+export function readKept(dataDir: string): History | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dataDir, HISTORY_FILE), 'utf8')) as { version?: number; head?: string; max_commits?: number; files?: Record<string, string[]> };
+    if (parsed.version !== 1 || typeof parsed.head !== 'string' || typeof parsed.max_commits !== 'number' || typeof parsed.files !== 'object' || parsed.files === null) return undefined;
+    return { head: parsed.head, maxCommits: parsed.max_commits, files: new Map(Object.entries(parsed.files)) };
+  } catch {
+    return undefined;
+  }
+}
+
+const HISTORY_FILE = 'history.json';
+
+async function isAncestor(root: string, ancestor: string, head: string): Promise<boolean> {
+  try {
+    await run('git', ['-C', root, 'merge-base', '--is-ancestor', ancestor, head], { timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Commits of a range, newest first: each subject with the paths it touched. */
+async function gitLog(root: string, range: readonly string[]): Promise<{ subject: string; paths: string[] }[]> {
+  const { stdout } = await run('git', ['-C', root, '-c', 'core.quotePath=false', 'log', '--no-merges', '--no-renames', '--relative', '--format=%x00%s', '--name-only', ...range, '--'], {
+    maxBuffer: MAX_LOG_BYTES,
+    timeout: 60_000,
+  });
+  const commits: { subject: string; paths: string[] }[] = [];
+  for (const block of stdout.split('\0').slice(1)) {
+    const [subject = '', ...paths] = block.split('\n');
+    commits.push({ subject: subject.trim(), paths: paths.filter((path) => path !== '') });
+  }
+  return commits;
+}
+
+/** Newer commits' subjects put in front of the kept ones, each file capped at SUBJECTS_PER_FILE. */
+function prepend(newer: readonly { subject: string; paths: string[] }[], older: ReadonlyMap<string, readonly string[]>): Map<string, readonly string[]> {
+  const files = new Map<string, string[]>();
+  for (const { subject, paths } of newer) {
+    if (subject === '') continue;
+    for (const path of paths) {
+      let list = files.get(path);
+      if (!list) files.set(path, (list = []));
+      if (list.length < SUBJECTS_PER_FILE) list.push(subject);
+    }
+  }
+  const out = new Map<string, readonly string[]>(older);
+  for (const [path, subjects] of files) out.set(path, [...subjects, ...(older.get(path) ?? [])].slice(0, SUBJECTS_PER_FILE));
+  return out;
+}
