@@ -340,8 +340,8 @@ describe('repodex outline', () => {
     });
     // The small file is one chunk holding several declarations: the hit is named after the one that matched.
     expect(search('serverOnlyHelper')[0]).toMatchObject({ path: 'src/a.ts', start_line: 1, end_line: 28, symbol: 'function serverOnlyHelper' });
-    // Python: the whole small file is one chunk too.
-    expect(search('cached_lookup')[0]).toMatchObject({ path: 'src/b.py', symbol: 'class Handler' });
+    // Python: the whole small file is one chunk too; the match is in a method of the class.
+    expect(search('cached_lookup')[0]).toMatchObject({ path: 'src/b.py', symbol: 'class Handler › cached_lookup' });
     // No declarations: markdown and unparseable files have none.
     expect(search('quarterly gizmo')[0]).toMatchObject({ path: 'README.md', symbol: null });
     expect(search('fineBefore')[0]).toMatchObject({ path: 'src/broken.ts', symbol: null });
