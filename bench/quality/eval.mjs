@@ -42,6 +42,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SKIP_DIRS, createRng } from '../lib.mjs';
+import { graphFacts, importGraph } from './imports.mjs';
 import { BUG_REPOS } from './mine-bugs.mjs';
 import { REPOS } from './mine.mjs';
 
@@ -195,9 +196,55 @@ function attachHistory(clone, parent, dir) {
   writeFileSync(path.join(gitDir, 'HEAD'), `${parent}\n`);
 }
 
+/** Source files of a tree (the repository's extensions, skipped folders left out). */
+function sourceFiles(dir, exts) {
+  const skip = new Set(SKIP_DIRS);
+  const out = [];
+  const walk = (rel) => {
+    for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const file = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!skip.has(entry.name)) walk(file);
+      } else if (entry.isFile() && exts.includes(path.extname(entry.name).slice(1).toLowerCase())) out.push(file);
+    }
+  };
+  walk('');
+  return out;
+}
+
+const graphs = new Map();
+
+/**
+ * An import-graph re-ranking of repodex's files (an experiment: `IMPORTS=c:0.3,n:0.5` in a
+ * variant). Each file's score is its best chunk's; centrality multiplies it by
+ * 1 + c·log(1 + in-degree) / log(1 + max in-degree); a neighbour (imports or is imported by) of
+ * the top file gains n × the top file's score.
+ */
+function importRerank(dir, exts, results, setting) {
+  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  if (!graphs.has(dir)) graphs.set(dir, graphFacts(importGraph(dir, sourceFiles(dir, exts))));
+  const { indegree, neighbours } = graphs.get(dir);
+  const best = new Map();
+  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const files = [...best.keys()];
+  if (files.length === 0) return files;
+  const maxIn = Math.max(1, ...indegree.values());
+  const top = files[0];
+  const topScore = best.get(top);
+  const scored = files.map((file, i) => {
+    let score = best.get(file) * (1 + (weights.c ?? 0) * (Math.log1p(indegree.get(file) ?? 0) / Math.log1p(maxIn)));
+    if (file !== top && neighbours.get(top)?.has(file)) score += (weights.n ?? 0) * topScore;
+    return { file, score, i };
+  });
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.map((x) => x.file);
+}
+
 /** Distinct file paths of a repodex search, in rank order, plus index/search facts. */
 async function repodexRank(opts, dir, query, spec, exts) {
   const { env, args: rawArgs } = parseSpec(spec);
+  const imports = env.IMPORTS;
+  delete env.IMPORTS;
   // `{srcglob}` lets one variant restrict every repository to its own source extensions.
   const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
   const started = process.hrtime.bigint();
@@ -213,6 +260,7 @@ async function repodexRank(opts, dir, query, spec, exts) {
   const out = JSON.parse(res.stdout);
   const files = [];
   for (const r of out.results) if (!files.includes(r.path)) files.push(r.path);
+  if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
   return { files, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null };
 }
 

@@ -1,7 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chunkHash } from '../chunk/chunker.js';
-import { chunkSymbolPath } from '../chunk/symbol-paths.js';
 import type { IndexView } from '../store/backend.js';
 import type { SearchHit } from '../search/search.js';
 import { type QueryWords, focusSnippet, snippetShowsAll } from '../search/snippet.js';
@@ -9,7 +8,7 @@ import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import type { RepoContext } from './context.js';
 
 /** A search hit as front ends show it: `stale` when its file changed on disk since indexing. */
-export type PresentedHit = Omit<SearchHit, 'matched'> & { readonly stale?: true };
+export type PresentedHit = Omit<SearchHit, 'matched' | 'hash'> & { readonly stale?: true };
 
 /**
  * Ready ranked hits for the caller: flag those whose file changed since indexing (one stat per
@@ -21,13 +20,13 @@ export type PresentedHit = Omit<SearchHit, 'matched'> & { readonly stale?: true 
  * snippet stays. The first MAX_FOCUSED_HITS hits are focused.
  */
 /** Hits past this rank keep their stored snippet: a focused one costs a read of the file. */
-export const MAX_FOCUSED_HITS = 10;
+export const MAX_FOCUSED_HITS = 5;
 
 export async function presentHits(ctx: RepoContext, view: IndexView, hits: readonly SearchHit[], words: QueryWords): Promise<PresentedHit[]> {
   const changed = new Map<string, boolean>();
   const out: PresentedHit[] = [];
   for (const [rank, hit] of hits.entries()) {
-    const { matched: _matched, ...shown } = hit;
+    const { matched: _matched, hash: _hash, ...shown } = hit;
     const slot = view.findFile(hit.path);
     let isChanged = changed.get(hit.path);
     if (isChanged === undefined) {
@@ -44,14 +43,13 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
       out.push(shown);
       continue;
     }
-    const lines = await readChunkLines(ctx, view, hit);
+    const lines = readChunkLines(ctx, view, hit);
     const focused = lines && focusSnippet(lines, hit.start_line, words);
     if (!focused) {
       out.push(shown);
       continue;
     }
-    const { symbols } = await view.outline(slot);
-    const symbol = chunkSymbolPath(symbols, focused.line, focused.line) ?? hit.symbol;
+    const symbol = (await view.symbolAt(slot, focused.line)) ?? hit.symbol;
     out.push({ ...shown, snippet: focused.snippet, symbol });
   }
   return out;
@@ -63,45 +61,54 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
  * the path now leads to, so the path guard's realpath walk is not needed: the hash is the check.
  * Decodes only the chunk.
  */
-async function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): Promise<string[] | undefined> {
-  let bytes: Buffer;
+function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): string[] | undefined {
+  // The bytes up to the chunk's last line, in blocks: a hit near the top of a large file reads little.
+  let bytes = Buffer.allocUnsafe(0);
+  let from = -1;
+  let to = -1;
   let fd: number | undefined;
   try {
     // Non-blocking: a FIFO put in the file's place must not hang the search.
     fd = openSync(join(ctx.guard.root, hit.path), constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
-    const size = stat.size;
-    if (!stat.isFile() || size > ctx.limits.max_file_bytes) return undefined;
-    bytes = Buffer.allocUnsafe(size);
+    if (!stat.isFile() || stat.size > ctx.limits.max_file_bytes) return undefined;
+    bytes = Buffer.allocUnsafe(stat.size);
     let length = 0;
-    while (length < size) {
-      const n = readSync(fd, bytes, length, size - length, length);
-      if (n === 0) break;
+    let line = 1;
+    let scan = 0;
+    while (to < 0) {
+      const n = length < stat.size ? readSync(fd, bytes, length, Math.min(READ_BLOCK, stat.size - length), length) : 0;
       length += n;
+      // Count newlines in what was read: line `start_line` begins after the (start_line - 1)th.
+      for (;;) {
+        if (line === hit.start_line && from < 0) from = scan;
+        const nl = bytes.indexOf(10, scan);
+        if (nl < 0 || nl >= length) break;
+        scan = nl + 1;
+        if (line === hit.end_line) {
+          to = scan;
+          break;
+        }
+        line++;
+      }
+      if (n === 0) {
+        if (from < 0) return undefined;
+        if (to < 0) to = length;
+        break;
+      }
+      scan = Math.min(scan, length);
     }
-    bytes = bytes.subarray(0, length);
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-  // Byte offsets of the chunk's first and last lines (LF-separated; CR-only files fail the hash).
-  let from = 0;
-  for (let line = 1; line < hit.start_line; line++) {
-    const nl = bytes.indexOf(10, from);
-    if (nl < 0) return undefined;
-    from = nl + 1;
-  }
-  let to = from;
-  for (let line = hit.start_line; line <= hit.end_line; line++) {
-    const nl = bytes.indexOf(10, to);
-    to = nl < 0 ? bytes.length : nl + 1;
-  }
   let text = normalizeNewlines(bytes.toString('utf8', from, to));
   if (hit.start_line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const lines = splitLines(text).slice(0, hit.end_line - hit.start_line + 1);
-  const doc = view.docOf(hit.chunk_id);
-  const [record] = doc >= 0 ? await view.chunks([doc]) : [];
-  if (!record || chunkHash(lines.join('\n'), view.meta.chunker.params_key).toString('hex') !== record.hash) return undefined;
+  const lines = splitLines(text);
+  if (chunkHash(lines.join('\n'), view.meta.chunker.params_key).toString('hex') !== hit.hash) return undefined;
   return lines;
 }
+
+/** Bytes read at a time when looking for a chunk's lines. */
+const READ_BLOCK = 32 * 1024;

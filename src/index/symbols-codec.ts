@@ -99,6 +99,36 @@ export class SymbolTable {
     this.contexts = artifact.strings('CTXT');
   }
 
+  /**
+   * The display path of the innermost declaration of a file that encloses `line`
+   * (`class Router › match`), or null; reads only lines, kinds, names and parents.
+   */
+  pathAt(fileId: number, line: number): string | null {
+    const from = this.first[fileId] ?? 0;
+    const to = this.first[fileId + 1] ?? from;
+    let best = -1;
+    for (let i = from; i < to; i++) {
+      if (this.lines[i * 2]! <= line && this.lines[i * 2 + 1]! >= line && (best < 0 || this.lines[i * 2]! >= this.lines[best * 2]!)) best = i;
+    }
+    if (best < 0) return null;
+    const parent = this.parents.get(best);
+    const names = [this.names.get(best)];
+    let outer = best;
+    if (parent !== NULL_MARK) {
+      // parent_symbol is the qualified name of the enclosing declarations: find the outermost for its kind.
+      const chain = parent.split('.');
+      names.unshift(...chain);
+      for (let i = from; i < to; i++) {
+        if (this.names.get(i) === chain[0] && this.parents.get(i) === NULL_MARK) {
+          outer = i;
+          break;
+        }
+      }
+      if (outer === best) return null;
+    }
+    return [`${this.kinds.get(outer)} ${names[0]}`, ...names.slice(1)].join(' › ');
+  }
+
   /** The outline of one file, in stored (deterministic) order. */
   forFile(fileId: number): OutlineSymbol[] {
     const from = this.first[fileId] ?? 0;

@@ -168,6 +168,15 @@ describe('query-aware snippets', () => {
     expect(report.results[0]!.snippet.split('\n')[0]).toBe('export class Circle {');
   });
 
+  it('reads the chunk from the right place in a large CRLF file (past the first read block)', async () => {
+    const filler = Array.from({ length: 1500 }, (_, i) => `export const value${i} = ${i}; // padding padding padding`).join('\r\n');
+    const tail = `export function drainConnectionPool(pool: string[]) {\r\n  // licence-like lead-in\r\n  // more lead-in\r\n  // and more\r\n  return pool.splice(0).length; // drain\r\n}\r\n`;
+    const root = makeRepo({ 'src/big.ts': `${filler}\r\n${tail}` });
+    const report = await createEngine({ root }).search({ q: 'splice' });
+    expect(report.results[0]!.snippet.split('\n')[0]).toBe('  return pool.splice(0).length; // drain');
+    expect(report.results[0]!.symbol).toBe('function drainConnectionPool');
+  });
+
   it('a file changed since indexing keeps its stored snippet and is flagged stale', async () => {
     const root = makeRepo({ 'src/pool.ts': `${licence}\nexport function drainConnectionPool() {}\n` });
     const engine = createEngine({ root });

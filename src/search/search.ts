@@ -54,6 +54,8 @@ export interface SearchHit {
   readonly why: string[];
   /** The query terms alone (what excerpts and highlights look for). */
   readonly matched: string[];
+  /** The chunk's hash, hex (what a snippet read from disk is checked against). */
+  readonly hash: string;
 }
 
 /** Ranked candidates plus what the query was understood as. */
@@ -135,10 +137,10 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   let rankedMasks: number[];
   let explained: string[][] = [];
   const words = new Map<string, { term: string; weight: number }>(terms.map((term) => [term, { term, weight: 0 }]));
+  const files = fileScratchFor(view);
   // No await while the scratch buffers hold this query's state: they are shared by every query on the view.
   try {
     const contentLists = lists.slice(0, terms.length);
-    let fileMasks: Map<number, number> | undefined;
     if (query.mode === 'idf') {
       collectCandidates(state, contentLists);
       scoreIdf(state, contentLists);
@@ -152,17 +154,18 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
         addFieldBoost(state, lists.slice(2 * terms.length, fieldEnd), rank.name);
       }
       const pastSubjects = historyScores(view, lists.slice(formEnd), rank.history);
-      fileMasks = applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects);
+      applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects, files);
       roundScores(state);
     }
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
     if (query.mode === 'bm25') {
-      const signals: Signals = { terms, rank, lists, fieldEnd, boosted, forms, fileMasks, roles, weights: roleWeight, mentioned, formEnd };
+      const signals: Signals = { terms, rank, lists, fieldEnd, boosted, forms, fileMasks: files.mask, roles, weights: roleWeight, mentioned, formEnd };
       explained = ranked.map((id) => explain(state, signals, id));
     }
   } finally {
+    clearFileScratch(state, files);
     for (let i = 0; i < state.count; i++) {
       const id = state.touched[i]!;
       state.scores[id] = 0;
@@ -183,6 +186,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       symbol: record.symbol,
       why: [...matched, ...(explained[i] ?? [])],
       matched,
+      hash: record.hash,
     };
   });
   return { terms, hits, matched: state.count, words };
@@ -362,7 +366,38 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
   });
 }
 
-/** File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, prose. */
+/** Per-file working arrays of one view (matched-term masks, history scores), zero between queries. */
+interface FileScratch {
+  readonly mask: Uint32Array;
+  readonly add: Float64Array;
+}
+
+const fileScratchByView = new WeakMap<IndexView, FileScratch>();
+
+function fileScratchFor(view: IndexView): FileScratch {
+  let scratch = fileScratchByView.get(view);
+  if (!scratch) {
+    scratch = { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots) };
+    fileScratchByView.set(view, scratch);
+  }
+  return scratch;
+}
+
+/** Zero the file scratch entries a query set (the files of its candidates). */
+function clearFileScratch(state: QueryState, files: FileScratch): void {
+  const chunkFile = state.view.docFile;
+  for (let i = 0; i < state.count; i++) {
+    const file = chunkFile[state.touched[i]!]!;
+    files.mask[file] = 0;
+    files.add[file] = 0;
+  }
+}
+
+/**
+ * File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, the
+ * file's role, its history field, and whether the query names it. Leaves each candidate file's
+ * matched-term mask in `files.mask` (for `explain`); the caller clears it.
+ */
 function applyFileSignals(
   state: QueryState,
   idfs: Float64Array,
@@ -371,31 +406,32 @@ function applyFileSignals(
   weights: Float64Array,
   mentioned: ReadonlySet<number>,
   pastSubjects: ReadonlyMap<number, number>,
-): Map<number, number> | undefined {
-  if (rank.file === 0 && rank.coord === 0 && weights.every((w) => w === 1) && (mentioned.size === 0 || rank.mention === 0) && pastSubjects.size === 0) return undefined;
+  files: FileScratch,
+): void {
   const { masks, scores, touched, view } = state;
   const chunkFile = view.docFile;
-  const fileMask = new Map<number, number>();
+  const fileMask = files.mask;
+  for (let i = 0; i < state.count; i++) {
+    const id = touched[i]!;
+    fileMask[chunkFile[id]!]! |= masks[id]!;
+  }
+  for (const [file, score] of pastSubjects) if (fileMask[file] !== 0) files.add[file] = score;
+  const mentions = rank.mention > 0 && mentioned.size > 0;
   for (let i = 0; i < state.count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
-    fileMask.set(file, (fileMask.get(file) ?? 0) | masks[id]!);
-  }
-  for (let i = 0; i < state.count; i++) {
-    const id = touched[i]!;
-    const inFile = fileMask.get(chunkFile[id]!)!;
+    const inFile = fileMask[file]!;
     let score = scores[id]!;
     if (rank.file > 0) {
       const elsewhere = inFile & ~masks[id]!;
-      for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
+      if (elsewhere !== 0) for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
     }
     if (rank.coord > 0) score *= Math.pow(popcount(inFile) / state.terms, rank.coord);
-    score *= weights[roles[chunkFile[id]!]!]!;
-    score += pastSubjects.get(chunkFile[id]!) ?? 0;
-    if (mentioned.has(chunkFile[id]!)) score *= 1 + rank.mention;
+    score *= weights[roles[file]!]!;
+    score += files.add[file]!;
+    if (mentions && mentioned.has(file)) score *= 1 + rank.mention;
     scores[id] = score;
   }
-  return fileMask;
 }
 
 /**
@@ -426,7 +462,8 @@ interface Signals {
   readonly fieldEnd: number;
   readonly boosted: boolean;
   readonly forms: readonly Inflection[];
-  readonly fileMasks: Map<number, number> | undefined;
+  /** Each candidate file's matched-term mask. */
+  readonly fileMasks: Uint32Array;
   readonly roles: Uint8Array;
   readonly weights: Float64Array;
   readonly mentioned: ReadonlySet<number>;
@@ -454,8 +491,8 @@ function explain(state: QueryState, signals: Signals, id: number): string[] {
       if (rank.name > 0 && holds(lists[2 * n + t], id)) out.push(`name:${term}`);
     });
   }
-  if (fileMasks && rank.file > 0) {
-    const elsewhere = fileMasks.get(file)! & ~masks[id]!;
+  if (rank.file > 0) {
+    const elsewhere = fileMasks[file]! & ~masks[id]!;
     terms.forEach((term, t) => {
       if (elsewhere & (1 << t)) out.push(`file:+${term}`);
     });

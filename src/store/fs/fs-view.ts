@@ -315,6 +315,11 @@ export class FsIndexView implements IndexView {
     return { symbols: segment.symbols.forFile(local), fallback: segment.fallback(local) };
   }
 
+  async symbolAt(slot: number, line: number): Promise<string | null> {
+    const s = this.segmentOfSlot(slot);
+    return this.segments[s]!.symbols.pathAt(slot - this.fileBase[s]!, line);
+  }
+
   sampleTerms(count: number): string[] {
     let largest: Segment | undefined;
     for (const segment of this.segments) if (!largest || segment.files.count > largest.files.count) largest = segment;
