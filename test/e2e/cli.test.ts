@@ -33,11 +33,11 @@ describe('repodex CLI for people', () => {
     expect(unknown.stderr).toContain('unknown command "serch"');
   });
 
-  it('prints results as path:start-end with the symbol, snippet and matched terms', () => {
+  it('prints results as path:start-end with the symbol, snippet, matched terms and signals', () => {
     const run = runCli(['search', 'match route', '--root', root]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/src\/router\.ts:\d+-\d+ {2}class Router/);
-    expect(run.stdout).toContain('matched: match, route');
+    expect(run.stdout).toMatch(/why: match, route(, [a-z]+:\S+)*\n/);
     expect(run.stdout).toMatch(/fetch with: repodex fetch --ids \d+/);
   });
 

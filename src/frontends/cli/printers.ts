@@ -88,7 +88,7 @@ function highlight(text: string, terms: readonly string[], style: Style): string
   return text.replace(new RegExp(`(${escaped.join('|')})`, 'gi'), (match) => style.yellow(match));
 }
 
-/** Human output of `search`: `path:start-end`, score and id, the snippet, the matched terms. */
+/** Human output of `search`: `path:start-end`, score and id, the snippet, why (matched terms, then signals). */
 export function printSearch(report: ResponseOf<'search'>, style: Style): string {
   const lines: string[] = [];
   if (report.results.length === 0) {
@@ -99,8 +99,10 @@ export function printSearch(report: ResponseOf<'search'>, style: Style): string 
     const stale = hit.stale ? style.yellow(' (file changed since sync)') : '';
     const symbol = hit.symbol ? `  ${style.bold(hit.symbol)}` : '';
     lines.push(`${where}${symbol}  ${style.dim(`score ${hit.score.toFixed(2)}  id ${hit.chunk_id}`)}${stale}`);
-    for (const snippetLine of hit.snippet.split('\n')) lines.push(`    ${highlight(snippetLine, hit.why, style)}`);
-    lines.push(`    ${style.dim(`matched: ${hit.why.join(', ')}`)}`);
+    // Highlight the matched terms, not the `signal:detail` entries that follow them.
+    const terms = hit.why.filter((entry) => !entry.includes(':'));
+    for (const snippetLine of hit.snippet.split('\n')) lines.push(`    ${highlight(snippetLine, terms, style)}`);
+    lines.push(`    ${style.dim(`why: ${hit.why.join(', ')}`)}`);
   }
   if (report.results.length > 0) {
     lines.push(style.dim(`${report.results.length} of ${formatCount(report.matched)} matching chunks; fetch with: repodex fetch --ids ${report.results.slice(0, 5).map((hit) => hit.chunk_id).join(',')}`));
