@@ -122,15 +122,11 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   if (terms.length === 0 || view.stats.chunkCount === 0) return { terms, hits: [], matched: 0, words: new Map() };
   const rank = query.ranking ?? DEFAULT_RANKING;
   const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
-  const fields = boosted ? [...terms.map((t) => PATH_FIELD + t), ...terms.map((t) => NAME_FIELD + t)] : [];
   const forms = query.mode === 'bm25' ? inflections(terms, rank) : [];
-  const history = query.mode === 'bm25' && rank.history > 0 ? terms.map((t) => HISTORY_FIELD + t) : [];
-  const lists = await view.postings([...terms, ...fields, ...forms.map((f) => f.form), ...history]);
-  const formEnd = terms.length + fields.length + forms.length;
+  const lists = await queryLists(view, terms, forms, { boosted, history: query.mode === 'bm25' && rank.history > 0 });
   const roles = await fileRoles(view);
   const roleWeight = roleWeights(terms, rank);
   const mentioned = query.mode === 'bm25' && rank.mention > 0 ? mentionedFiles(view, query.q) : new Set<number>();
-  const fieldEnd = terms.length + fields.length;
   const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
   let ranked: number[];
   let rankedScores: number[];
@@ -140,20 +136,17 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   const files = fileScratchFor(view);
   // No await while the scratch buffers hold this query's state: they are shared by every query on the view.
   try {
-    const contentLists = lists.slice(0, terms.length);
     if (query.mode === 'idf') {
-      collectCandidates(state, contentLists);
-      scoreIdf(state, contentLists);
+      collectCandidates(state, lists.content);
+      scoreIdf(state, lists.content);
     } else {
-      const idf = scoreBm25(state, contentLists);
+      const idf = scoreBm25(state, lists.content);
       terms.forEach((term, t) => words.set(term, { term, weight: idf[t]! }));
       for (const { form, term } of forms) words.set(form, { term: terms[term]!, weight: rank.forms * idf[term]! });
-      scoreForms(state, forms, lists.slice(fieldEnd, formEnd), rank.forms);
-      if (boosted) {
-        addFieldBoost(state, lists.slice(terms.length, 2 * terms.length), rank.path);
-        addFieldBoost(state, lists.slice(2 * terms.length, fieldEnd), rank.name);
-      }
-      const pastSubjects = historyScores(view, lists.slice(formEnd), rank.history);
+      scoreForms(state, forms, lists.forms, rank.forms);
+      addFieldBoost(state, lists.path, rank.path);
+      addFieldBoost(state, lists.name, rank.name);
+      const pastSubjects = historyScores(view, lists.history, rank.history);
       applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects, files);
       roundScores(state);
     }
@@ -161,7 +154,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
     if (query.mode === 'bm25') {
-      const signals: Signals = { terms, rank, lists, fieldEnd, boosted, forms, fileMasks: files.mask, roles, weights: roleWeight, mentioned, formEnd };
+      const signals: Signals = { terms, rank, lists, forms, fileMasks: files.mask, roles, weights: roleWeight, mentioned };
       explained = ranked.map((id) => explain(state, signals, id));
     }
   } finally {
@@ -302,6 +295,32 @@ function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[
     });
   });
   return idfs;
+}
+
+/** A query's posting lists by what they score, each in term order (inflections: in `forms` order); empty when not weighed. */
+interface QueryLists {
+  readonly content: readonly (PostingList | undefined)[];
+  readonly path: readonly (PostingList | undefined)[];
+  readonly name: readonly (PostingList | undefined)[];
+  readonly forms: readonly (PostingList | undefined)[];
+  readonly history: readonly (PostingList | undefined)[];
+}
+
+/** Every posting list a query needs, looked up in one call. */
+async function queryLists(view: IndexView, terms: readonly string[], forms: readonly Inflection[], want: { readonly boosted: boolean; readonly history: boolean }): Promise<QueryLists> {
+  const n = terms.length;
+  const fieldTerms = (prefix: string, wanted: boolean): string[] => (wanted ? terms.map((t) => prefix + t) : []);
+  const lookups = [...terms, ...fieldTerms(PATH_FIELD, want.boosted), ...fieldTerms(NAME_FIELD, want.boosted), ...forms.map((f) => f.form), ...fieldTerms(HISTORY_FIELD, want.history)];
+  const lists = await view.postings(lookups);
+  const fields = want.boosted ? n : 0;
+  const formEnd = n + 2 * fields + forms.length;
+  return {
+    content: lists.slice(0, n),
+    path: lists.slice(n, n + fields),
+    name: lists.slice(n + fields, n + 2 * fields),
+    forms: lists.slice(n + 2 * fields, formEnd),
+    history: lists.slice(formEnd),
+  };
 }
 
 /** An inflection of query term `term` (`retries` for `retry`). */
@@ -457,50 +476,42 @@ function historyScores(view: IndexView, lists: readonly (PostingList | undefined
 interface Signals {
   readonly terms: readonly string[];
   readonly rank: RankingProfile;
-  /** Content lists, then path and name field lists (when boosted), then inflection lists from `fieldEnd`. */
-  readonly lists: readonly (PostingList | undefined)[];
-  readonly fieldEnd: number;
-  readonly boosted: boolean;
+  readonly lists: QueryLists;
   readonly forms: readonly Inflection[];
   /** Each candidate file's matched-term mask. */
   readonly fileMasks: Uint32Array;
   readonly roles: Uint8Array;
   readonly weights: Float64Array;
   readonly mentioned: ReadonlySet<number>;
-  /** Where the history field lists start in `lists` (they run to its end, one per term, when weighed). */
-  readonly formEnd: number;
 }
 
 /** The structure signals that changed one ranked chunk's score, as `signal:detail` (see SearchHit.why). */
 function explain(state: QueryState, signals: Signals, id: number): string[] {
-  const { terms, rank, lists, fieldEnd, boosted, forms, fileMasks, roles, weights, mentioned, formEnd } = signals;
+  const { terms, rank, lists, forms, fileMasks, roles, weights, mentioned } = signals;
   const { view, masks } = state;
   const file = view.docFile[id]!;
   const out: string[] = [];
-  const n = terms.length;
   terms.forEach((term, t) => {
-    if (lists[t] && holds(lists[t], id)) return;
-    const form = forms.findIndex((f, k) => f.term === t && holds(lists[fieldEnd + k], id));
+    if (holds(lists.content[t], id)) return;
+    const form = forms.findIndex((f, k) => f.term === t && holds(lists.forms[k], id));
     if (form >= 0) out.push(`form:${forms[form]!.form}→${term}`);
   });
-  if (boosted) {
-    terms.forEach((term, t) => {
-      if (rank.path > 0 && holds(lists[n + t], id)) out.push(`path:${term}`);
-    });
-    terms.forEach((term, t) => {
-      if (rank.name > 0 && holds(lists[2 * n + t], id)) out.push(`name:${term}`);
-    });
-  }
+  terms.forEach((term, t) => {
+    if (rank.path > 0 && holds(lists.path[t], id)) out.push(`path:${term}`);
+  });
+  terms.forEach((term, t) => {
+    if (rank.name > 0 && holds(lists.name[t], id)) out.push(`name:${term}`);
+  });
   if (rank.file > 0) {
     const elsewhere = fileMasks[file]! & ~masks[id]!;
     terms.forEach((term, t) => {
       if (elsewhere & (1 << t)) out.push(`file:+${term}`);
     });
   }
-  if (lists.length > formEnd) {
+  if (lists.history.length > 0) {
     const first = view.fileDocs(file).from;
     terms.forEach((term, t) => {
-      if (holds(lists[formEnd + t], first)) out.push(`history:${term}`);
+      if (holds(lists.history[t], first)) out.push(`history:${term}`);
     });
   }
   if (mentioned.has(file) && rank.mention > 0) out.push(`mention:×${1 + rank.mention}`);
