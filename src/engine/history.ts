@@ -33,20 +33,25 @@ export function historyTerms(subjects: readonly string[] | undefined): string[] 
  * The history for `head`, incrementally: from the copy kept beside the index when it is for the
  * same head; by reading only the new commits when it is for an ancestor; else from the last
  * `maxCommits` commits. Merge commits are left out (their subjects describe branches, not
- * changes). Undefined when git cannot say (not installed, a shallow or broken repository).
+ * changes). `changed` lists the paths whose subjects differ from the kept copy's (what an
+ * incremental sync adds again). Undefined when git cannot say (not installed, a shallow or broken
+ * repository).
  */
-export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<History | undefined> {
+export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<{ history: History; changed: string[] } | undefined> {
   const kept = readKept(dataDir);
-  if (kept && kept.head === head && kept.maxCommits === maxCommits) return kept;
+  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [] };
+  let history: History;
   try {
     if (kept && kept.maxCommits === maxCommits && (await isAncestor(root, kept.head, head))) {
       const newer = await gitLog(root, [`${kept.head}..${head}`]);
-      return { head, maxCommits, files: prepend(newer, kept.files) };
+      history = { head, maxCommits, files: prepend(newer, kept.files) };
+    } else {
+      history = { head, maxCommits, files: prepend(await gitLog(root, ['-n', String(maxCommits), head]), new Map()) };
     }
-    return { head, maxCommits, files: prepend(await gitLog(root, ['-n', String(maxCommits), head]), new Map()) };
   } catch {
     return undefined;
   }
+  return { history, changed: historyChanged(kept, history) };
 }
 
 /** Keep a history beside the index (after the generation built from it is committed). */
@@ -55,8 +60,8 @@ export function keepHistory(dataDir: string, history: History): void {
   writeFileAtomic(join(dataDir, HISTORY_FILE), JSON.stringify({ version: 1, head: history.head, max_commits: history.maxCommits, files }), dataDir);
 }
 
-/** Paths whose history field differs between two histories (what an incremental sync re-adds). */
-export function historyChanged(before: History | undefined, after: History): string[] {
+/** Paths whose history field differs between two histories. */
+function historyChanged(before: History | undefined, after: History): string[] {
   const out: string[] = [];
   for (const [path, subjects] of after.files) {
     const old = before?.files.get(path);
@@ -67,7 +72,7 @@ export function historyChanged(before: History | undefined, after: History): str
 }
 
 /** The history kept beside the index, if any and readable. */
-export function readKept(dataDir: string): History | undefined {
+function readKept(dataDir: string): History | undefined {
   try {
     const parsed = JSON.parse(readFileSync(join(dataDir, HISTORY_FILE), 'utf8')) as { version?: number; head?: string; max_commits?: number; files?: Record<string, string[]> };
     if (parsed.version !== 1 || typeof parsed.head !== 'string' || typeof parsed.max_commits !== 'number' || typeof parsed.files !== 'object' || parsed.files === null) return undefined;

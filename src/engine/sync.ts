@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { GENERATED_MARK } from '../index/fields.js';
 import { looksGenerated } from '../scan/file-role.js';
-import { historyChanged, historyTerms, keepHistory, loadHistory, readKept } from './history.js';
+import { historyTerms, keepHistory, loadHistory } from './history.js';
 import { type ChunkParams, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { chunkDeclaredNames, chunkSymbolPath } from '../chunk/symbol-paths.js';
 import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
@@ -152,9 +152,10 @@ export async function* runSync(
   const catalog = base?.catalog();
   const detected = why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit) : { changes: walkChanges(scope, undefined), dirtyNow: null };
   const errors: SoftError[] = [...detected.changes.errors];
-  const history = config.history.enabled && head?.commit ? await loadHistory(root, ctx.paths.dataDir, head.commit, config.history.max_commits) : undefined;
+  const loaded = config.history.enabled && head?.commit ? await loadHistory(root, ctx.paths.dataDir, head.commit, config.history.max_commits) : undefined;
+  const history = loaded?.history;
   // Unchanged files whose recent subjects changed (new commits touched them) are added again, for their history field.
-  const changes: Changes = why === undefined && history && catalog ? withHistoryChanges(detected.changes, catalog, historyChanged(readKept(ctx.paths.dataDir), history)) : detected.changes;
+  const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
 
   if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head)) {
     await store.tidy();
