@@ -10,6 +10,9 @@ import type { RepoContext } from './context.js';
 /** A search hit as front ends show it: `stale` when its file changed on disk since indexing. */
 export type PresentedHit = Omit<SearchHit, 'matched' | 'hash'> & { readonly stale?: true };
 
+/** Hits past this rank keep their stored snippet: a focused one costs a read of the file. */
+export const MAX_FOCUSED_HITS = 5;
+
 /**
  * Ready ranked hits for the caller: flag those whose file changed since indexing (one stat per
  * file), and place the snippet of the others on the lines that matched, with `symbol` naming the
@@ -19,9 +22,6 @@ export type PresentedHit = Omit<SearchHit, 'matched' | 'hash'> & { readonly stal
  * (so the text is what was scanned for credentials and guarded at sync); otherwise the stored
  * snippet stays. The first MAX_FOCUSED_HITS hits are focused.
  */
-/** Hits past this rank keep their stored snippet: a focused one costs a read of the file. */
-export const MAX_FOCUSED_HITS = 5;
-
 export async function presentHits(ctx: RepoContext, view: IndexView, hits: readonly SearchHit[], words: QueryWords): Promise<PresentedHit[]> {
   const changed = new Map<string, boolean>();
   const out: PresentedHit[] = [];
