@@ -325,26 +325,15 @@ function baselineTerms(text) {
 
 /** The whole-file index of one tree: term frequencies per source file (built once per tree). */
 function fileIndex(dir, exts) {
-  const skip = new Set(SKIP_DIRS);
   const docs = [];
-  const walk = (rel) => {
-    for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-      const file = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (!skip.has(entry.name)) walk(file);
-        continue;
-      }
-      const dot = entry.name.lastIndexOf('.');
-      if (!entry.isFile() || dot <= 0 || !exts.includes(entry.name.slice(dot + 1).toLowerCase())) continue;
-      const stat = statSync(path.join(dir, file));
-      if (stat.size > 1024 * 1024) continue;
-      const tf = new Map();
-      const terms = baselineTerms(readFileSync(path.join(dir, file), 'utf8'));
-      for (const term of terms) tf.set(term, (tf.get(term) ?? 0) + 1);
-      docs.push({ file, tf, length: terms.length, weight: isTestFile(file) ? BASELINE_TEST_WEIGHT : 1 });
-    }
-  };
-  walk('');
+  for (const file of sourceFiles(dir, exts)) {
+    const stat = statSync(path.join(dir, file));
+    if (stat.size > 1024 * 1024) continue;
+    const tf = new Map();
+    const terms = baselineTerms(readFileSync(path.join(dir, file), 'utf8'));
+    for (const term of terms) tf.set(term, (tf.get(term) ?? 0) + 1);
+    docs.push({ file, tf, length: terms.length, weight: isTestFile(file) ? BASELINE_TEST_WEIGHT : 1 });
+  }
   const df = new Map();
   for (const doc of docs) for (const term of doc.tf.keys()) df.set(term, (df.get(term) ?? 0) + 1);
   const avg = docs.reduce((sum, doc) => sum + doc.length, 0) / Math.max(1, docs.length);
