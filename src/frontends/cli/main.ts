@@ -80,6 +80,9 @@ const COMMANDS: Record<string, CommandSpec> = {
     details: [
       'Builds the index on first use and refreshes it when files changed (REPODEX_INDEXING=0 or config',
       'auto_index: false turn that off: results then carry a `stale` warning).',
+      'Queries may be questions, identifiers or whole bug reports with stack traces (up to 64 KB).',
+      'Each hit shows the lines that matched, the declaration they sit in, and why: the matched terms,',
+      'then each signal that moved it (path:T, name:T, file:+T, history:T, form:F→T, mention:×2, role:R×W).',
       '  --q QUERY        the query (or give it as the first argument)',
       '  --top-k N        results to return (default 20, at most 20; at most 2 per file)',
       '  --mode M         bm25 (default) or idf',
