@@ -49,7 +49,7 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
       out.push(shown);
       continue;
     }
-    const symbol = (await view.symbolAt(slot, focused.line)) ?? hit.symbol;
+    const symbol = (await view.symbolAt(slot, focused.line, focused.last)) ?? hit.symbol;
     out.push({ ...shown, snippet: focused.snippet, symbol });
   }
   return out;

@@ -100,15 +100,23 @@ export class SymbolTable {
   }
 
   /**
-   * The display path of the innermost declaration of a file that encloses `line`
-   * (`class Router › match`), or null; reads only lines, kinds, names and parents.
+   * The display path (`class Router › match`) of the declaration lines `first..last` of a file sit
+   * in: the innermost one enclosing `first`, else the first one starting within the lines (a doc
+   * comment above a function names the function), or null. Reads only lines, kinds, names and
+   * parents.
    */
-  pathAt(fileId: number, line: number): string | null {
+  pathAt(fileId: number, first: number, last: number): string | null {
     const from = this.first[fileId] ?? 0;
     const to = this.first[fileId + 1] ?? from;
     let best = -1;
     for (let i = from; i < to; i++) {
-      if (this.lines[i * 2]! <= line && this.lines[i * 2 + 1]! >= line && (best < 0 || this.lines[i * 2]! >= this.lines[best * 2]!)) best = i;
+      if (this.lines[i * 2]! <= first && this.lines[i * 2 + 1]! >= first && (best < 0 || this.lines[i * 2]! >= this.lines[best * 2]!)) best = i;
+    }
+    if (best < 0) {
+      for (let i = from; i < to; i++) {
+        const start = this.lines[i * 2]!;
+        if (start >= first && start <= last && (best < 0 || start < this.lines[best * 2]!)) best = i;
+      }
     }
     if (best < 0) return null;
     const parent = this.parents.get(best);

@@ -168,6 +168,15 @@ describe('query-aware snippets', () => {
     expect(report.results[0]!.snippet.split('\n')[0]).toBe('export class Circle {');
   });
 
+  it('a window that starts on a doc comment is named after the function the comment documents', async () => {
+    const root = makeRepo({
+      'src/ids.ts': 'function mix32(value: number): number {\n  return value ^ (value >>> 16);\n}\n\n/** The per-file part of a stable identifier: a hash of the path. */\nexport function pathHash(path: string): number {\n  return mix32(path.length);\n}\n',
+    });
+    const report = await createEngine({ root }).search({ q: 'stable identifier' });
+    expect(report.results[0]!.snippet.split('\n')[0]).toBe('/** The per-file part of a stable identifier: a hash of the path. */');
+    expect(report.results[0]!.symbol).toBe('function pathHash');
+  });
+
   it('reads the chunk from the right place in a large CRLF file (past the first read block)', async () => {
     const filler = Array.from({ length: 1500 }, (_, i) => `export const value${i} = ${i}; // padding padding padding`).join('\r\n');
     const tail = `export function drainConnectionPool(pool: string[]) {\r\n  // licence-like lead-in\r\n  // more lead-in\r\n  // and more\r\n  return pool.splice(0).length; // drain\r\n}\r\n`;

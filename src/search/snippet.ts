@@ -8,6 +8,8 @@ export interface FocusedSnippet {
   readonly snippet: string;
   /** The first line of the window that holds a matched term (1-based, in the file). */
   readonly line: number;
+  /** The window's last line (1-based, in the file). */
+  readonly last: number;
 }
 
 /** The query terms a text holds, directly or through a scored inflection (as substrings, like focusSnippet). */
@@ -67,7 +69,7 @@ export function focusSnippet(lines: readonly string[], startLine: number, words:
   if (best < 0 || windowWeight(0) >= bestWeight) return undefined;
   const first = rows[best]!.line;
   const last = rows[Math.min(best + SNIPPET_LINES, rows.length) - 1]!.line;
-  return { snippet: makeSnippet(lines, first + 1, last + 1), line: startLine + first };
+  return { snippet: makeSnippet(lines, first + 1, last + 1), line: startLine + first, last: startLine + last };
 }
 
 /** Index of the line holding character `at`, given each line's start offset (ascending). */

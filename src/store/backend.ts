@@ -91,8 +91,11 @@ export interface IndexView {
   docOf(chunkId: number): number;
   /** A live file's stored outline and how it was chunked (`fallback` null = parsed, outline complete). */
   outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>;
-  /** The display path of the innermost declaration of a live file enclosing `line` (`class Router › match`), or null. */
-  symbolAt(slot: number, line: number): Promise<string | null>;
+  /**
+   * The display path (`class Router › match`) of the declaration lines `first..last` of a live file
+   * sit in: the innermost enclosing `first`, else the first starting within the lines; or null.
+   */
+  symbolAt(slot: number, first: number, last: number): Promise<string | null>;
   /** Up to `count` content terms spread evenly over the dictionary (deterministic): warm-up queries. */
   sampleTerms(count: number): string[];
 }

@@ -315,9 +315,9 @@ export class FsIndexView implements IndexView {
     return { symbols: segment.symbols.forFile(local), fallback: segment.fallback(local) };
   }
 
-  async symbolAt(slot: number, line: number): Promise<string | null> {
+  async symbolAt(slot: number, first: number, last: number): Promise<string | null> {
     const s = this.segmentOfSlot(slot);
-    return this.segments[s]!.symbols.pathAt(slot - this.fileBase[s]!, line);
+    return this.segments[s]!.symbols.pathAt(slot - this.fileBase[s]!, first, last);
   }
 
   sampleTerms(count: number): string[] {
