@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   NO_REPOSITORY: 'not inside a repository: run `repodex init` there first, or pass --root',
   ENV_INVALID: 'an environment variable is invalid: fix or unset it',
   ABORTED: 'interrupted: the index was left as it was before',
+  EMBEDDER_FAILED: 'the embedding provider cannot run: fix `embeddings` in .repodex/config.json (lexical search keeps working)',
+  VECTORS_INCOMPATIBLE: 'the vectors on disk were made by another embedding model: run `repodex sync --force` (or `repodex index build --force`) to re-embed',
   // internal errors (exit 2)
   INTERNAL: 'internal error',
 } as const;
@@ -39,6 +41,8 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'NO_REPOSITORY',
   'ENV_INVALID',
   'ABORTED',
+  'EMBEDDER_FAILED',
+  'VECTORS_INCOMPATIBLE',
 ]);
 
 /** The one error type repodex throws on purpose: a code, a message that says what to do next, optional detail. */

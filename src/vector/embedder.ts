@@ -1,0 +1,42 @@
+/**
+ * The semantic layer's one seam: something that turns text into fixed-length unit vectors. The
+ * engine, the vector store and search see only this interface; compose.ts picks the provider
+ * (builtin, onnx, openai) from config `embeddings`.
+ */
+
+/** What a text is, for providers whose models embed queries and documents differently (bge's query prefix). */
+export type EmbedKind = 'document' | 'query';
+
+/** A provider's identity: what the vectors on disk were made with (seed 003 manifest `engine`, `model`, `dim`). */
+export interface EmbedderIdentity {
+  /** The provider: `builtin`, `onnx`, `openai`. */
+  readonly engine: string;
+  /** The model, as precise as the provider can name it (a changed model must change this). */
+  readonly model: string;
+  readonly dim: number;
+  /** Vectors are L2-normalised, so cosine similarity is a dot product. */
+  readonly metric: 'cosine';
+}
+
+/** Turns text into vectors. Implementations are safe to call concurrently and never throw for one bad text. */
+export interface Embedder extends EmbedderIdentity {
+  /** How many texts one `embed` call should carry (what a batch costs the provider). */
+  readonly batchSize: number;
+  /**
+   * One unit-length Float32Array of `dim` numbers per text, in order. Throws EMBEDDER_FAILED with
+   * a message naming the fix when the provider cannot run at all (model missing, endpoint down).
+   */
+  embed(texts: readonly string[], kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array[]>;
+  /** Release threads, sessions and sockets. */
+  close(): Promise<void>;
+}
+
+/** Scale a vector to unit length in place (a zero vector stays zero: it matches nothing). */
+export function normalize(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!;
+  if (sum === 0) return vector;
+  const scale = 1 / Math.sqrt(sum);
+  for (let i = 0; i < vector.length; i++) vector[i]! *= scale;
+  return vector;
+}
