@@ -1,3 +1,5 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import type { Config } from './core/config.js';
 import { discoverRoot, repoPaths } from './core/paths.js';
 import { RepodexError } from './core/errors.js';
 import type { LimitOverrides } from './core/limits.js';
@@ -9,6 +11,46 @@ import { workerRunner } from './engine/worker-runner.js';
 import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
 import type { IndexStore } from './store/backend.js';
 import { FsStore } from './store/fs/fs-store.js';
+import { VECTORS_DIR } from './store/fs/fs-vectors.js';
+import type { Embedder } from './vector/embedder.js';
+import { BuiltinEmbedder } from './vector/providers/builtin.js';
+import { createOpenAiEmbedder } from './vector/providers/openai.js';
+
+/**
+ * The embedder a config names (SPEC §6), or undefined when embeddings are off. `onnx` loads
+ * transformers.js only here, on first use; `openai` takes its key from REPODEX_EMBEDDINGS_API_KEY.
+ */
+export async function createEmbedder(root: string, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Embedder | undefined> {
+  const settings = config.embeddings;
+  switch (settings.provider) {
+    case 'off':
+      return undefined;
+    case 'builtin':
+      return new BuiltinEmbedder(join(repoPaths(root).dataDir, VECTORS_DIR, 'builtin-table.bin'));
+    case 'onnx': {
+      const { createOnnxEmbedder } = await import('./vector/providers/onnx.js');
+      const modelPath = settings.model_path!;
+      return createOnnxEmbedder({
+        modelPath: isAbsolute(modelPath) ? modelPath : resolve(root, modelPath),
+        ...(settings.model !== undefined ? { model: settings.model } : {}),
+        ...(settings.query_prefix !== undefined ? { queryPrefix: settings.query_prefix } : {}),
+        ...(settings.document_prefix !== undefined ? { documentPrefix: settings.document_prefix } : {}),
+        ...(settings.batch_size !== undefined ? { batchSize: settings.batch_size } : {}),
+      });
+    }
+    case 'openai':
+      return createOpenAiEmbedder({
+        url: settings.url!,
+        model: settings.model!,
+        dim: settings.dim!,
+        ...(env.REPODEX_EMBEDDINGS_API_KEY ? { apiKey: env.REPODEX_EMBEDDINGS_API_KEY } : {}),
+        ...(settings.batch_size !== undefined ? { batchSize: settings.batch_size } : {}),
+        ...(settings.timeout_ms !== undefined ? { timeoutMs: settings.timeout_ms } : {}),
+        ...(settings.query_prefix !== undefined ? { queryPrefix: settings.query_prefix } : {}),
+        ...(settings.document_prefix !== undefined ? { documentPrefix: settings.document_prefix } : {}),
+      });
+  }
+}
 
 /** Options every front end accepts for choosing a repository. */
 export interface ComposeOptions {
@@ -42,7 +84,7 @@ export function createStore(root: string, env: NodeJS.ProcessEnv = process.env):
 /** The only place that picks concrete backends: an engine for one-shot commands (syncs in this thread, stat-based freshness). */
 export function createEngine(options: ComposeOptions = {}): Engine {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
-  return new Engine(root, createStore(root), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits });
+  return new Engine(root, createStore(root), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits, embedders: createEmbedder });
 }
 
 /** A long-running server's engine: syncs in a worker thread, freshness from a file watcher (falling back to stats). */
@@ -76,7 +118,15 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   }
   const runner = workerRunner(root, store);
   const probe = new WatchProbe(watcher);
-  const engine = new Engine(root, store, { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), probe, runner, limits: options.limits });
+  const engine = new Engine(root, store, {
+    autoIndex: autoIndexEnabled(),
+    ranking: options.ranking ?? rankingFromEnv(),
+    probe,
+    runner,
+    limits: options.limits,
+    embedders: createEmbedder,
+    embedInBackground: true,
+  });
   let loop: WatchLoop | undefined;
   return {
     engine,

@@ -475,6 +475,7 @@ async function main() {
   }
 
   const started = Date.now();
+  const embedTimes = [];
   let doneGroups = 0;
   const perTask = new Map();
   try {
@@ -484,6 +485,14 @@ async function main() {
       attachHistory(path.join(opts.clones, g.repo), g.parent, dir);
       if (!opts.reuseIndex) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
       const exts = repoByName.get(g.repo).exts;
+      // vector and hybrid variants need the chunks embedded: a search never embeds, `sync` does.
+      if (variants.some((v) => /--mode[= ](vector|hybrid)/.test(opts.variants.get(v) ?? ''))) {
+        const synced = await run(process.execPath, [opts.cli, 'sync', '--json', '--root', dir], { env: process.env });
+        if (synced.code !== 0) throw new Error(`repodex sync failed in ${dir}: ${synced.stderr.trim()}`);
+        const embeddings = JSON.parse(synced.stdout).embeddings;
+        if (embeddings?.error) throw new Error(`embedding failed in ${dir}: ${embeddings.error}`);
+        if (embeddings) embedTimes.push({ repo: g.repo, ...embeddings });
+      }
       const wholeFiles = variants.includes(FILE_BM25_VARIANT) ? fileIndex(dir, exts) : undefined;
       for (const t of g.tasks) {
         const entry = { id: t.id, repo: t.repo, query: t.query, gold: t.gold, variants: {} };
@@ -528,6 +537,7 @@ async function main() {
     console.log('');
   }
   printTable(summary, variants, [...repos, 'commits', 'bug reports']);
+  for (const e of embedTimes) console.log(`embedded ${e.repo}: ${e.embedded} chunks (${e.reused} reused) by ${e.engine} ${e.model} in ${e.duration_ms} ms${e.trained ? ', table learned' : ''}`);
   for (const v of variants) if (summary[v].refused) console.log(`${v}: ${summary[v].refused} queries refused by the search (counted as misses)`);
   if (variants.length > 1) {
     console.log(`\nDifference from ${variants[0]}, all tasks, with paired bootstrap 95% intervals (${BOOTSTRAP_SAMPLES} resamples):`);

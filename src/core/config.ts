@@ -29,6 +29,31 @@ const HistoryConfigSchema = z.strictObject({
   max_commits: z._default(z.int().check(z.minimum(1), z.maximum(100_000)), 2000),
 });
 
+/** The embedding providers (SPEC §6); `off` keeps the index lexical only. */
+export const EMBEDDING_PROVIDERS = ['off', 'builtin', 'onnx', 'openai'] as const;
+
+/** The embedding provider a config names. */
+export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
+
+const EmbeddingsConfigSchema = z.strictObject({
+  provider: z._default(z.enum(EMBEDDING_PROVIDERS), 'builtin'),
+  /** `onnx`: a display name (default: the folder's name); `openai`: the model the endpoint serves. */
+  model: z.optional(z.string().check(z.minLength(1))),
+  /** `onnx`: a folder holding config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (relative to the repository root, or absolute). */
+  model_path: z.optional(z.string().check(z.minLength(1))),
+  /** `openai`: the endpoint (`http://localhost:11434/v1` for Ollama); the key comes from REPODEX_EMBEDDINGS_API_KEY. */
+  url: z.optional(z.string().check(z.regex(/^https?:\/\//i, 'an http:// or https:// URL'))),
+  /** `openai`: the vector length the model returns. */
+  dim: z.optional(z.int().check(z.minimum(2), z.maximum(8192))),
+  /** Texts per request or inference batch (default: the provider's). */
+  batch_size: z.optional(z.int().check(z.minimum(1), z.maximum(2048))),
+  /** `openai`: per-request timeout. */
+  timeout_ms: z.optional(z.int().check(z.minimum(100), z.maximum(600_000))),
+  /** Prepended to queries / documents before embedding (bge: "Represent this sentence for searching relevant passages: "). */
+  query_prefix: z.optional(z.string()),
+  document_prefix: z.optional(z.string()),
+});
+
 const WatchConfigSchema = z.strictObject({
   debounce_ms: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 500),
 });
@@ -74,6 +99,12 @@ export const ConfigSchema = z.strictObject({
    * file) as a ranking field; read from git incrementally, kept in .repodex/history.json.
    */
   history: z._default(HistoryConfigSchema, { enabled: true, max_commits: 2000 }),
+  /**
+   * The semantic layer (SPEC §6): which embedder makes chunk vectors for `--mode vector|hybrid`.
+   * `builtin` learns from the repository itself (nothing downloaded); `onnx` runs a local model;
+   * `openai` calls an OpenAI-compatible endpoint; `off` keeps the index lexical only.
+   */
+  embeddings: z._default(EmbeddingsConfigSchema, { provider: 'builtin' }),
 });
 
 /** The parsed configuration with defaults applied. */
@@ -126,6 +157,13 @@ export function loadConfig(path: string): LoadedConfig {
   }
   if (parsed.data.max_file_bytes !== undefined && parsed.data.limits.max_file_bytes !== undefined && parsed.data.max_file_bytes !== parsed.data.limits.max_file_bytes) {
     throw new RepodexError('CONFIG_INVALID', `${path}: max_file_bytes and limits.max_file_bytes disagree: keep limits.max_file_bytes only`);
+  }
+  const embeddings = parsed.data.embeddings;
+  if (embeddings.provider === 'openai' && (embeddings.url === undefined || embeddings.model === undefined || embeddings.dim === undefined)) {
+    throw new RepodexError('CONFIG_INVALID', `${path}: embeddings.provider "openai" needs embeddings.url, embeddings.model and embeddings.dim`);
+  }
+  if (embeddings.provider === 'onnx' && embeddings.model_path === undefined) {
+    throw new RepodexError('CONFIG_INVALID', `${path}: embeddings.provider "onnx" needs embeddings.model_path (a folder with config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx)`);
   }
   if (parsed.data.chunk.target_lines > parsed.data.chunk.max_lines) {
     throw new RepodexError('CONFIG_INVALID', `${path}: chunk.target_lines must not exceed chunk.max_lines`);

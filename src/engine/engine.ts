@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultConfigText } from '../core/config.js';
+import { ConfigSchema, type EmbeddingProvider, defaultConfigText } from '../core/config.js';
 import type { Bundler } from '../bundle/bundler.js';
 import { deterministicBundler } from '../bundle/deterministic.js';
 import { bundleMarkdown } from '../bundle/markdown.js';
@@ -19,7 +19,11 @@ import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
-import { DEFAULT_TOP_K, type LexicalMode, search } from '../search/search.js';
+import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../search/search.js';
+import { DocVectors } from '../vector/doc-vectors.js';
+import type { Embedder } from '../vector/embedder.js';
+import { Analytics, readAnalytics } from './analytics.js';
+import type { EmbedSummary } from './embed.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
@@ -28,9 +32,9 @@ import { type OpenReport, openFile } from './open.js';
 import { type PresentedHit, presentHits } from './present.js';
 import { type OutlineReport, outlineFile } from './outline.js';
 import { type ChangeProbe, statProbe } from './probe.js';
-import { type Freshness, type StatusReport, computeStatus, ruleStaleness } from './status.js';
+import { type Freshness, type SemanticStatus, type StatusReport, computeStatus, ruleStaleness } from './status.js';
 import type { SyncEvent, SyncSummary } from './sync.js';
-import { type SyncRunner, inProcessRunner } from './sync-runner.js';
+import { type EmbedderFactory, type SyncRunner, inProcessRunner } from './sync-runner.js';
 import { type VerifyReport, verifyIndex } from './verify.js';
 
 /** The default `.repodex/ignore`: gitignore syntax, applied on top of `.gitignore`. */
@@ -53,7 +57,8 @@ export interface InitReport {
 /** The answer to `search`. */
 export interface SearchReport {
   readonly query: string;
-  readonly mode: LexicalMode;
+  /** The mode that ranked the results (`bm25` when `vector`/`hybrid` had no vectors to use: see `warnings`). */
+  readonly mode: SearchMode;
   /** The query as the index understood it (after tokenizing and stopwords). */
   readonly terms: string[];
   readonly top_k: number;
@@ -94,7 +99,7 @@ export interface CleanReport {
 export interface SearchOptions {
   readonly q: string;
   readonly top_k?: number | undefined;
-  readonly mode?: LexicalMode | undefined;
+  readonly mode?: SearchMode | undefined;
   readonly glob?: string | undefined;
   readonly lang?: Language | undefined;
 }
@@ -115,6 +120,13 @@ export interface EngineOptions {
   readonly limits?: LimitOverrides;
   /** How bundles are made (default: the deterministic bundler). */
   readonly bundler?: Bundler;
+  /** Makes the embedder the config names (default: none, the index stays lexical). */
+  readonly embedders?: EmbedderFactory;
+  /**
+   * Embed after every sync in the background, never making a request wait (servers). Otherwise an
+   * explicit sync embeds before it returns and reads never embed (one-shot commands).
+   */
+  readonly embedInBackground?: boolean;
 }
 
 /** Bundle options after validation. */
@@ -158,6 +170,17 @@ export class Engine {
   private readonly headMemo: FileMemo<GitHead | undefined>;
   /** `.repodex/audit.jsonl`: every front end records its calls here. */
   readonly auditLog: AuditLog;
+  /** `.repodex/analytics.json`: query, hit and miss counts (seed 003). */
+  readonly analytics: Analytics;
+  /** The embedder of the current config, made once per distinct `embeddings` setting. */
+  private embedderMemo: { key: string; embedder: Promise<Embedder | undefined> } | undefined;
+  /** The packed vectors of the loaded generation, for `vector` and `hybrid`. */
+  private vectorsMemo: { view: IndexView; stamp: string; model: string; vectors: DocVectors } | undefined;
+  /** The background embedding run (servers), and whether another was asked for while it ran. */
+  private embedding: Promise<void> | undefined;
+  private embedAgain = false;
+  /** Why the last embedding run failed, until one succeeds. */
+  private embedProblem: string | undefined;
 
   constructor(
     readonly root: string,
@@ -172,6 +195,7 @@ export class Engine {
       return loadContext(root, options.limits);
     });
     this.auditLog = new AuditLog(this.paths.dataDir);
+    this.analytics = new Analytics(this.paths.dataDir);
     this.headMemo = new FileMemo((consulted) => readGitHead(root, consulted));
   }
 
@@ -213,8 +237,48 @@ export class Engine {
   async status(): Promise<StatusReport & { readonly repo_root: string; readonly adapters: Language[]; readonly limits: Limits }> {
     const ctx = this.context();
     const report = await computeStatus(ctx, this.store, this.autoIndex(ctx));
+    const semantic = await this.semanticStatus(ctx);
     // repo_root: seed 002's name for the root (repo.status), beside the `root` every other answer uses.
-    return { ...report, repo_root: report.root, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
+    return { ...report, semantic, repo_root: report.root, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
+  }
+
+  /** Seed 003's panel: state of the vectors against the current generation, model, size, analytics. */
+  private async semanticStatus(ctx: RepoContext): Promise<SemanticStatus> {
+    this.analytics.flush();
+    const counts = readAnalytics(this.paths.dataDir);
+    const analytics = { ...counts, hit_ratio: counts.queries > 0 ? Math.round((counts.hits / counts.queries) * 1000) / 1000 : null };
+    const base = { vectors: 0, chunks: 0, files: 0, last_indexed: null, size_on_disk: this.store.vectorsSizeOnDisk(), analytics };
+    if (ctx.loaded.config.embeddings.provider === 'off') return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
+    let embedder: Embedder | undefined;
+    try {
+      embedder = await this.embedder(ctx);
+    } catch (error) {
+      return { state: 'missing', engine: ctx.loaded.config.embeddings.provider, model: null, dim: null, problem: errorMessage(error), ...base };
+    }
+    if (!embedder) return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
+    const running = (await this.store.embeddingRunning()) !== undefined;
+    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? null };
+    let manifest;
+    try {
+      manifest = this.store.readVectorManifest();
+    } catch (error) {
+      return { state: running ? 'building' : 'missing', ...identity, ...base, problem: errorMessage(error) };
+    }
+    const view = await this.usableView();
+    if (!manifest || manifest.engine !== embedder.engine || manifest.model !== embedder.model || manifest.dim !== embedder.dim || !view) {
+      return { state: running ? 'building' : 'missing', ...identity, ...base, chunks: view?.stats.chunkCount ?? 0, files: view?.stats.fileCount ?? 0 };
+    }
+    const vectors = DocVectors.build(view, await this.store.vectors(embedder).load());
+    const current = manifest.generation === view.meta.generation && vectors.count >= vectors.live;
+    return {
+      state: running ? 'building' : current ? 'ready' : 'stale',
+      ...identity,
+      ...base,
+      vectors: vectors.count,
+      chunks: vectors.live,
+      files: view.stats.fileCount,
+      last_indexed: manifest.last_refresh,
+    };
   }
 
   /** The limits answers obey (defaults < config < this engine's overrides). */
@@ -226,10 +290,156 @@ export class Engine {
    * Run a sync (one at a time per engine; another process's sync is waited for briefly, then
    * LOCKED). Creates `.repodex/` on first use. Progress goes to `onEvent`.
    */
-  async sync(options: { force?: boolean | undefined; signal?: AbortSignal | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
+  async sync(
+    options: { force?: boolean | undefined; signal?: AbortSignal | undefined; embed?: boolean | undefined; provider?: EmbeddingProvider | undefined } = {},
+    onEvent?: (event: SyncEvent) => void,
+  ): Promise<SyncSummary> {
+    if (options.provider !== undefined) this.setEmbeddingsProvider(options.provider);
     const run = this.syncing.then(() => this.syncNow(options, onEvent));
     this.syncing = run.catch(() => undefined);
-    return run;
+    const summary = await run;
+    if (options.embed === false || this.context().loaded.config.embeddings.provider === 'off' || !this.options.embedders) return summary;
+    if (this.options.embedInBackground) {
+      this.embedInBackground();
+      return summary;
+    }
+    // Index failures never block other commands (seed 003): the lexical sync stands, the summary says what failed.
+    try {
+      return { ...summary, embeddings: await this.embed({ signal: options.signal }, onEvent) };
+    } catch (error) {
+      if (isRepodexError(error) && error.code === 'ABORTED') throw error;
+      return { ...summary, embeddings: { error: errorMessage(error) } };
+    }
+  }
+
+  /**
+   * Embed the current generation's chunks that have no vector yet, with the embedder the config
+   * names (SPEC §6). Waits briefly for another embedding run, then LOCKED.
+   */
+  async embed(options: { signal?: AbortSignal | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<EmbedSummary> {
+    const ctx = this.context();
+    const embedder = await this.embedder(ctx);
+    if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off: set embeddings.provider in .repodex/config.json (builtin needs nothing else)');
+    try {
+      const summary = await this.runner.embed(ctx, embedder, { signal: options.signal }, onEvent);
+      this.embedProblem = undefined;
+      return summary;
+    } catch (error) {
+      this.embedProblem = errorMessage(error);
+      throw error;
+    }
+  }
+
+  /**
+   * `sync --embeddings P`: record the provider in config.json (so searches embed queries with the
+   * embedder the vectors came from), keeping every other setting. The config's bytes change, so the
+   * sync that follows rebuilds the lexical index once; vectors already made are kept.
+   */
+  private setEmbeddingsProvider(provider: EmbeddingProvider): void {
+    if (!this.context().loaded.exists) this.init();
+    const path = this.paths.config;
+    const raw = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    const current = (raw.embeddings ?? {}) as Record<string, unknown>;
+    if ((current.provider ?? 'builtin') === provider) return;
+    raw.embeddings = { ...current, provider };
+    const text = `${JSON.stringify(raw, null, 2)}\n`;
+    // Validate before writing: an openai provider without its url must not leave a config that fails every command.
+    const parsed = ConfigSchema.safeParse(JSON.parse(text));
+    if (!parsed.success || (provider === 'openai' && (current.url === undefined || current.model === undefined || current.dim === undefined)) || (provider === 'onnx' && current.model_path === undefined)) {
+      const needs = provider === 'openai' ? 'embeddings.url, embeddings.model and embeddings.dim' : provider === 'onnx' ? 'embeddings.model_path' : 'a valid config';
+      throw new RepodexError('CONFIG_INVALID', `--embeddings ${provider} needs ${needs} in ${path} first`);
+    }
+    writeFileAtomic(path, text, this.paths.dataDir);
+  }
+
+  /** Start an embedding run without waiting for it; a run asked for while one is going follows it. */
+  private embedInBackground(): void {
+    if (this.embedding) {
+      this.embedAgain = true;
+      return;
+    }
+    this.embedding = (async () => {
+      do {
+        this.embedAgain = false;
+        try {
+          await this.embed();
+        } catch {
+          // Kept in embedProblem, which status and searches report.
+        }
+      } while (this.embedAgain);
+      this.embedding = undefined;
+    })();
+  }
+
+  /** Wait for a background embedding run to finish (tests, and servers shutting down). */
+  async embeddingSettled(): Promise<void> {
+    while (this.embedding) await this.embedding;
+  }
+
+  /** The embedder of the current config (made once per distinct setting), or undefined when off. */
+  private async embedder(ctx: RepoContext): Promise<Embedder | undefined> {
+    const key = JSON.stringify(ctx.loaded.config.embeddings);
+    if (this.embedderMemo?.key !== key) {
+      const previous = this.embedderMemo?.embedder;
+      const factory = this.options.embedders;
+      const made = factory ? factory(this.root, ctx.loaded.config) : Promise.resolve(undefined);
+      made.catch(() => undefined);
+      this.embedderMemo = { key, embedder: made };
+      void previous?.then((old) => old?.close()).catch(() => undefined);
+    }
+    return this.embedderMemo.embedder;
+  }
+
+  /**
+   * What `vector` and `hybrid` need for one query, or undefined (with the reason in `warnings`)
+   * when there is nothing to use: embeddings off, the embedder down, no vectors yet. Never throws
+   * for those: the caller answers with bm25.
+   */
+  private async semantic(view: IndexView, q: string, warnings: string[]): Promise<SemanticQuery | undefined> {
+    const ctx = this.context();
+    if (ctx.loaded.config.embeddings.provider === 'off') {
+      warnings.push('embeddings are off (embeddings.provider in .repodex/config.json): answered with bm25');
+      return undefined;
+    }
+    let embedder: Embedder | undefined;
+    try {
+      embedder = await this.embedder(ctx);
+    } catch (error) {
+      warnings.push(`the embedder cannot run (${errorMessage(error)}): answered with bm25`);
+      return undefined;
+    }
+    if (!embedder) return undefined;
+    const store = this.store.vectors(embedder);
+    const stamp = store.stamp();
+    let memo = this.vectorsMemo;
+    if (!memo || memo.view !== view || memo.stamp !== stamp || memo.model !== embedder.model) {
+      memo = { view, stamp, model: embedder.model, vectors: DocVectors.build(view, await store.load()) };
+      this.vectorsMemo = memo;
+    }
+    const vectors = memo.vectors;
+    const running = this.embedding !== undefined || (await this.store.embeddingRunning()) !== undefined;
+    if (vectors.count === 0) {
+      let made: string | undefined;
+      try {
+        made = this.store.readVectorManifest()?.model;
+      } catch {
+        made = undefined;
+      }
+      const other = made !== undefined && made !== embedder.model ? ` (the vectors on disk were made by ${made})` : '';
+      const next = running ? 'embedding is running' : this.embedProblem ? `the last embedding run failed: ${this.embedProblem}` : 'run `repodex sync` to embed';
+      warnings.push(`no chunk vectors from ${embedder.engine} ${embedder.model} yet${other}: ${next}; answered with bm25`);
+      return undefined;
+    }
+    if (vectors.count < vectors.live) {
+      warnings.push(`vectors cover ${vectors.count} of ${vectors.live} chunks (${running ? 'embedding is running' : 'run `repodex sync` to embed the rest'}); the rest rank by bm25 only`);
+    }
+    try {
+      const [query] = await embedder.embed([q], 'query');
+      return { vectors, query: query! };
+    } catch (error) {
+      warnings.push(`the embedder cannot embed the query (${errorMessage(error)}): answered with bm25`);
+      return undefined;
+    }
   }
 
   private async syncNow(options: { force?: boolean | undefined; signal?: AbortSignal | undefined }, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
@@ -312,7 +522,8 @@ export class Engine {
   private async syncUnlessRunning(onEvent?: (event: SyncEvent) => void): Promise<SyncSummary | undefined> {
     if (await this.store.syncRunning()) return undefined;
     try {
-      return await this.sync({}, onEvent);
+      // A read never waits for embedding: servers embed in the background, one-shot reads not at all.
+      return await this.sync({ embed: this.options.embedInBackground === true }, onEvent);
     } catch (error) {
       if (isRepodexError(error) && error.code === 'LOCKED') return undefined;
       throw error;
@@ -328,9 +539,12 @@ export class Engine {
     // The caps hold for every caller, not only those that came through the protocol schemas.
     const maxHits = this.context().limits.max_search_hits;
     const topK = Math.min(options.top_k ?? Math.min(DEFAULT_TOP_K, maxHits), maxHits);
-    const mode = options.mode ?? 'bm25';
-    const outcome = await search(view, { q: options.q, topK, mode, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
-    if (outcome.terms.length === 0) warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
+    const asked = options.mode ?? 'bm25';
+    const semantic = asked === 'vector' || asked === 'hybrid' ? await this.semantic(view, options.q, warnings) : undefined;
+    const mode: SearchMode = semantic ? asked : asked === 'vector' || asked === 'hybrid' ? 'bm25' : asked;
+    const outcome = await search(view, { q: options.q, topK, mode, semantic, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
+    this.analytics.record(outcome.hits.length > 0);
+    if (outcome.terms.length === 0 && mode !== 'vector') warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
     const results = await presentHits(this.context(), view, outcome.hits, outcome.words);
     if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
     return {

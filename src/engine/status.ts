@@ -56,6 +56,27 @@ export interface StatusReport {
   /** Whether searches build and refresh the index themselves (config `auto_index` and REPODEX_INDEXING). */
   readonly auto_index: boolean;
   readonly freshness: Freshness;
+  /** The semantic index (seed 003 status panel); filled in by the engine, which knows the embedder. */
+  readonly semantic?: SemanticStatus;
+}
+
+/** Seed 003's status panel: the semantic index's state, what made it, its size and how often it answered. */
+export interface SemanticStatus {
+  /** `off`: embeddings disabled; `missing`: no vectors from the configured embedder; `building`: embedding now; `stale`: behind the lexical index. */
+  readonly state: 'ready' | 'building' | 'stale' | 'missing' | 'off';
+  readonly engine: string | null;
+  readonly model: string | null;
+  readonly dim: number | null;
+  /** Live chunks with a vector, of `chunks`. */
+  readonly vectors: number;
+  readonly chunks: number;
+  readonly files: number;
+  /** When vectors were last brought up to date (ISO 8601), or null. */
+  readonly last_indexed: string | null;
+  readonly size_on_disk: number;
+  /** Why the last embedding run or the embedder failed, or null. */
+  readonly problem: string | null;
+  readonly analytics: { readonly queries: number; readonly hits: number; readonly misses: number; readonly hit_ratio: number | null; readonly last_query_ts: string | null };
 }
 
 const MAX_EXAMPLES = 10;

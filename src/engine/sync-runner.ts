@@ -1,6 +1,11 @@
 import type { IndexStore } from '../store/backend.js';
 import type { RepoContext } from './context.js';
 import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
+import { type EmbedSummary, runEmbed } from './embed.js';
+import type { Embedder } from '../vector/embedder.js';
+
+/** Makes the embedder a config names (undefined: embeddings off); compose.ts supplies it. */
+export type EmbedderFactory = (root: string, config: RepoContext['loaded']['config']) => Promise<Embedder | undefined>;
 
 /** Options of one sync run. */
 export interface RunOptions {
@@ -12,11 +17,13 @@ export interface RunOptions {
 export interface SyncRunner {
   /** Run one sync; the caller holds the writer lock. */
   run(ctx: RepoContext, options: RunOptions, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary>;
+  /** Embed the current generation's chunks that have no vector yet (the runner takes the vectors lock). */
+  embed(ctx: RepoContext, embedder: Embedder, options: RunOptions, onEvent?: (event: SyncEvent) => void): Promise<EmbedSummary>;
   close(): Promise<void>;
 }
 
 /** Drive a sync generator to its summary, handing progress events to `onEvent`. */
-export async function drive(run: AsyncGenerator<SyncEvent, SyncSummary, undefined>, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
+export async function drive<T>(run: AsyncGenerator<SyncEvent, T, undefined>, onEvent?: (event: SyncEvent) => void): Promise<T> {
   for (;;) {
     const step = await run.next();
     if (step.done) return step.value;
@@ -28,6 +35,7 @@ export async function drive(run: AsyncGenerator<SyncEvent, SyncSummary, undefine
 export function inProcessRunner(store: IndexStore): SyncRunner {
   return {
     run: (ctx, options, onEvent) => drive(runSync(ctx, store, options), onEvent),
+    embed: (ctx, embedder, options, onEvent) => drive(runEmbed(ctx, store, embedder, options), onEvent),
     close: async () => undefined,
   };
 }

@@ -1,3 +1,4 @@
+import type { EmbedSummary } from './embed.js';
 import { join } from 'node:path';
 import { GENERATED_MARK } from '../index/fields.js';
 import { looksGenerated } from '../scan/file-role.js';
@@ -29,10 +30,19 @@ import { type ParseOutcome, contentHashOf, parseCacheKey } from './prepare-file.
 export type SyncEvent =
   | { readonly type: 'scan'; readonly files: number }
   | { readonly type: 'index'; readonly done: number; readonly total: number; readonly path: string }
-  | { readonly type: 'write' };
+  | { readonly type: 'write' }
+  /** The builtin embedder is learning its table from this many chunks. */
+  | { readonly type: 'train'; readonly chunks: number }
+  /** Embedding: `done` of `total` chunks that had no vector. */
+  | { readonly type: 'embed'; readonly done: number; readonly total: number };
 
 /** What a sync did (seed 001 §2.5 fields first). */
 export interface SyncSummary {
+  /**
+   * The embedding run after the lexical sync (explicit syncs with embeddings on): what it did, or
+   * why it could not run (lexical search is unaffected either way).
+   */
+  readonly embeddings?: EmbedSummary | { readonly error: string };
   /** Files read by this sync: new ones and those whose size or mtime changed. */
   readonly files_scanned: number;
   readonly chunks_created: number;

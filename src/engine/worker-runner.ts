@@ -2,42 +2,40 @@ import type { Worker } from 'node:worker_threads';
 import { type ErrorCode, RepodexError } from '../core/errors.js';
 import type { RepoContext } from './context.js';
 import { bundledScript } from '../core/bundled.js';
+import type { EmbedSummary } from './embed.js';
 import type { SyncSummary } from './sync.js';
 import { type SyncRunner, inProcessRunner } from './sync-runner.js';
 import type { IndexStore } from '../store/backend.js';
 
-/** A sync for the worker to run. */
-export interface SyncJob {
-  readonly type: 'sync';
-  readonly force: boolean;
-}
+/** A job for a worker: a sync, or an embedding run with the embedder the config names. */
+export type SyncJob = { readonly type: 'sync'; readonly force: boolean } | { readonly type: 'embed' };
 
 /** How a job ended. */
-export type SyncJobResult = { readonly type: 'done'; readonly summary: SyncSummary } | { readonly type: 'failed'; readonly error: { code: ErrorCode; detail: string | undefined } };
+export type SyncJobResult =
+  | { readonly type: 'done'; readonly summary: SyncSummary }
+  | { readonly type: 'embedded'; readonly summary: EmbedSummary }
+  | { readonly type: 'failed'; readonly error: { code: ErrorCode; detail: string | undefined } };
 
-/**
- * Syncs in a worker thread (dist/sync-worker.js), started on first use and kept for later syncs:
- * a server's request thread stays free while the index is rebuilt. Falls back to this thread when
- * the worker script is not there (running from sources).
- */
-export function workerRunner(root: string, store: IndexStore): SyncRunner {
-  const script = bundledScript('sync-worker.js');
-  if (!script) return inProcessRunner(store);
+/** One worker thread running one job at a time. */
+interface Channel {
+  run(job: SyncJob, signal: AbortSignal | undefined): Promise<SyncJobResult>;
+  close(): Promise<void>;
+}
+
+function channel(script: string | URL, root: string): Channel {
   let worker: Worker | undefined;
-  let pending: { resolve(summary: SyncSummary): void; reject(error: Error): void } | undefined;
+  let pending: { resolve(result: SyncJobResult): void; reject(error: Error): void } | undefined;
   const start = async (): Promise<Worker> => {
     if (worker) return worker;
     const { Worker: WorkerClass } = await import('node:worker_threads');
     const started = new WorkerClass(script, { workerData: { root } });
-    // Idle, the worker must not keep the process alive; while it runs a sync, it must.
+    // Idle, the worker must not keep the process alive; while it runs a job, it must.
     started.unref();
     started.on('message', (result: SyncJobResult) => {
       started.unref();
       const job = pending;
       pending = undefined;
-      if (!job) return;
-      if (result.type === 'done') job.resolve(result.summary);
-      else job.reject(RepodexError.fromWire(result.error));
+      job?.resolve(result);
     });
     const fail = (error: Error): void => {
       worker = undefined;
@@ -51,21 +49,52 @@ export function workerRunner(root: string, store: IndexStore): SyncRunner {
     return started;
   };
   return {
-    async run(_ctx: RepoContext, options) {
+    async run(job, signal) {
       const target = await start();
-      if (pending) throw new RepodexError('INTERNAL', 'the sync worker is already running a sync');
-      return new Promise<SyncSummary>((resolve, reject) => {
+      if (pending) throw new RepodexError('INTERNAL', 'the worker is already running a job');
+      return new Promise<SyncJobResult>((resolve, reject) => {
         pending = { resolve, reject };
         const abort = (): void => target.postMessage({ type: 'abort' });
-        options.signal?.addEventListener('abort', abort, { once: true });
+        signal?.addEventListener('abort', abort, { once: true });
         target.ref();
-        target.postMessage({ type: 'sync', force: options.force === true } satisfies SyncJob);
+        target.postMessage(job);
       });
     },
     async close() {
       const target = worker;
       worker = undefined;
       await target?.terminate();
+    },
+  };
+}
+
+function unwrap<T extends SyncJobResult['type']>(result: SyncJobResult, type: T): Extract<SyncJobResult, { type: T }> {
+  if (result.type === 'failed') throw RepodexError.fromWire(result.error);
+  if (result.type !== type) throw new RepodexError('INTERNAL', `the worker answered ${result.type} to a ${type} job`);
+  return result as Extract<SyncJobResult, { type: T }>;
+}
+
+/**
+ * Syncs and embedding runs in worker threads (dist/sync-worker.js), each started on first use and
+ * kept for later jobs: a server's request thread stays free while the index is rebuilt or
+ * embedded. Embedding has its own worker, so a long embedding run never holds up a lexical sync.
+ * Falls back to this thread when the worker script is not there (running from sources).
+ */
+export function workerRunner(root: string, store: IndexStore): SyncRunner {
+  const script = bundledScript('sync-worker.js');
+  if (!script) return inProcessRunner(store);
+  const syncs = channel(script, root);
+  const embeds = channel(script, root);
+  return {
+    async run(_ctx: RepoContext, options) {
+      return unwrap(await syncs.run({ type: 'sync', force: options.force === true }, options.signal), 'done').summary;
+    },
+    // The worker makes its own embedder from the config: an embedder is not something a thread can be handed.
+    async embed(_ctx, _embedder, options) {
+      return unwrap(await embeds.run({ type: 'embed' }, options.signal), 'embedded').summary;
+    },
+    async close() {
+      await Promise.all([syncs.close(), embeds.close()]);
     },
   };
 }

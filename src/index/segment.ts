@@ -263,6 +263,11 @@ export class SegmentChunks {
   }
 
   /** Chunk sha256 of local chunk `i`, as bytes (a view). */
+  /** Every chunk's hash, 32 bytes each, in chunk order. */
+  get hashBlock(): Uint8Array {
+    return this.hashes;
+  }
+
   hashBytes(i: number): Uint8Array {
     return this.hashes.subarray(i * 32, i * 32 + 32);
   }

@@ -21,7 +21,7 @@ type Handler<O extends Op> = (engine: Engine, request: RequestOf<O>, options: Ha
 const HANDLERS: { readonly [O in Op]: Handler<O> } = {
   init: async (engine) => engine.init(),
   status: (engine) => engine.status(),
-  sync: (engine, request, options) => engine.sync({ force: request.force, signal: options.signal }, options.onEvent),
+  sync: (engine, request, options) => engine.sync({ force: request.force, signal: options.signal, provider: request.embeddings }, options.onEvent),
   search: (engine, request, options) =>
     engine.search({ q: request.q, top_k: request.top_k, mode: request.mode, glob: request.glob, lang: request.lang }, options.onEvent),
   fetch: (engine, request, options) => engine.fetch(request.ids, request.max_lines ?? DEFAULTS.max_lines, options.onEvent),

@@ -53,6 +53,23 @@ export const SyncResponse = z.object({
   generation: z.int(),
   merged: z.boolean(),
   errors: z.array(SoftError),
+  embeddings: z.optional(
+    z.union([
+      z.object({
+        engine: z.string(),
+        model: z.string(),
+        dim: z.int(),
+        embedded: z.int(),
+        reused: z.int(),
+        skipped: z.int(),
+        chunks: z.int(),
+        vectors: z.int(),
+        trained: z.boolean(),
+        duration_ms: z.number(),
+      }),
+      z.object({ error: z.string() }),
+    ]),
+  ),
 });
 
 const LockOwnerSchema = z.object({ pid: z.int(), host: z.string(), started: z.string() });
@@ -92,6 +109,21 @@ export const StatusResponse = z.object({
   adapters: z.array(z.enum(LANGUAGES)),
   /** The limits answers obey (defaults < config < flags on serve). */
   limits: LimitsSchema,
+  semantic: z.optional(
+    z.object({
+      state: z.enum(['ready', 'building', 'stale', 'missing', 'off']),
+      engine: nullableString,
+      model: nullableString,
+      dim: z.nullable(z.int()),
+      vectors: z.int(),
+      chunks: z.int(),
+      files: z.int(),
+      last_indexed: nullableString,
+      size_on_disk: z.int(),
+      problem: nullableString,
+      analytics: z.object({ queries: z.int(), hits: z.int(), misses: z.int(), hit_ratio: z.nullable(z.number()), last_query_ts: nullableString }),
+    }),
+  ),
 });
 
 const SearchHitSchema = z.object({
@@ -108,7 +140,7 @@ const SearchHitSchema = z.object({
 
 export const SearchResponse = z.object({
   query: z.string(),
-  mode: z.enum(['bm25', 'idf']),
+  mode: z.enum(['bm25', 'idf', 'vector', 'hybrid']),
   terms: z.array(z.string()),
   top_k: z.int(),
   results: z.array(SearchHitSchema),

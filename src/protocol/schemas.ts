@@ -1,3 +1,4 @@
+import { EMBEDDING_PROVIDERS } from '../core/config.js';
 import * as z from 'zod/mini';
 import { LANGUAGES } from '../scan/language.js';
 import { DEFAULT_TOP_K, MAX_QUERY_CHARS } from '../search/search.js';
@@ -39,7 +40,13 @@ export const VerifyRequest = z.strictObject({ op: z.literal('verify'), id: reque
 export const CleanRequest = z.strictObject({ op: z.literal('clean'), id: requestId });
 
 /** `sync`: `force` rebuilds from scratch. */
-export const SyncRequest = z.strictObject({ op: z.literal('sync'), id: requestId, force: z.optional(z.boolean()) });
+export const SyncRequest = z.strictObject({
+  op: z.literal('sync'),
+  id: requestId,
+  force: z.optional(z.boolean()),
+  /** Switch the embedder (written to config.json's embeddings.provider) before syncing. */
+  embeddings: z.optional(z.enum(EMBEDDING_PROVIDERS)),
+});
 
 /** `search`: English query text, optional caps and filters. */
 export const SearchRequest = z.strictObject({
@@ -49,7 +56,7 @@ export const SearchRequest = z.strictObject({
   q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(MAX_QUERY_CHARS, `at most ${MAX_QUERY_CHARS} characters`)),
   // Capped again by the engine at the max_search_hits limit (20 by default).
   top_k: z.optional(cappedCount(LIMITS.max_search_hits.max)),
-  mode: z.optional(z.enum(['bm25', 'idf'])),
+  mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),
   glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
   lang: z.optional(z.enum(LANGUAGES)),
 });

@@ -1,3 +1,4 @@
+import { RepodexError } from '../core/errors.js';
 import type { PostingList } from '../index/model.js';
 import type { IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
@@ -10,6 +11,7 @@ import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
 import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
 import { selectTop } from './select.js';
 import type { QueryWords } from './snippet.js';
+import type { DocVectors } from '../vector/doc-vectors.js';
 
 /** Result caps from seed 000: 20 results by default and at most, at most 2 per file. */
 export const DEFAULT_TOP_K = 20;
@@ -23,11 +25,26 @@ export const MAX_QUERY_CHARS = 65_536;
 /** Ranking modes this engine can run on the lexical index. */
 export type LexicalMode = 'bm25' | 'idf';
 
+/** Every ranking mode: lexical, nearest chunk vectors, or both fused (SPEC §4). */
+export type SearchMode = LexicalMode | 'vector' | 'hybrid';
+
+/** The modes, in the order `--help` lists them. */
+export const SEARCH_MODES: readonly SearchMode[] = ['bm25', 'idf', 'vector', 'hybrid'];
+
+/** What `vector` and `hybrid` need: the generation's chunk vectors and the query's vector. */
+export interface SemanticQuery {
+  readonly vectors: DocVectors;
+  /** The query embedded by the same embedder as the chunks (unit length). */
+  readonly query: Float32Array;
+}
+
 /** A validated search request. */
 export interface SearchQuery {
   readonly q: string;
   readonly topK: number;
-  readonly mode: LexicalMode;
+  readonly mode: SearchMode;
+  /** Required by `vector` and `hybrid`. */
+  readonly semantic?: SemanticQuery | undefined;
   readonly glob?: string | undefined;
   readonly lang?: Language | undefined;
   /** Leave out test files (by the conventions of `isTestPath`). */
@@ -119,14 +136,19 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
  */
 export async function search(view: IndexView, query: SearchQuery): Promise<SearchOutcome> {
   const terms = await selectQueryTerms(view, query.q);
+  if (query.mode === 'vector' || query.mode === 'hybrid') {
+    if (!query.semantic) throw new RepodexError('INTERNAL', `mode ${query.mode} without vectors`);
+    if (query.mode === 'vector' || terms.length === 0) return searchVectors(view, query, query.semantic, terms);
+  }
   if (terms.length === 0 || view.stats.chunkCount === 0) return { terms, hits: [], matched: 0, words: new Map() };
   const rank = query.ranking ?? DEFAULT_RANKING;
-  const boosted = query.mode === 'bm25' && (rank.path > 0 || rank.name > 0);
-  const forms = query.mode === 'bm25' ? inflections(terms, rank) : [];
-  const lists = await queryLists(view, terms, forms, { boosted, history: query.mode === 'bm25' && rank.history > 0 });
+  const lexical = query.mode === 'hybrid' ? 'bm25' : query.mode;
+  const boosted = lexical === 'bm25' && (rank.path > 0 || rank.name > 0);
+  const forms = lexical === 'bm25' ? inflections(terms, rank) : [];
+  const lists = await queryLists(view, terms, forms, { boosted, history: lexical === 'bm25' && rank.history > 0 });
   const roles = await fileRoles(view);
   const roleWeight = roleWeights(terms, rank);
-  const mentioned = query.mode === 'bm25' && rank.mention > 0 ? mentionedFiles(view, query.q) : new Set<number>();
+  const mentioned = lexical === 'bm25' && rank.mention > 0 ? mentionedFiles(view, query.q) : new Set<number>();
   const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
   let ranked: number[];
   let rankedScores: number[];
@@ -136,7 +158,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   const files = fileScratchFor(view);
   // No await while the scratch buffers hold this query's state: they are shared by every query on the view.
   try {
-    if (query.mode === 'idf') {
+    if (lexical === 'idf') {
       collectCandidates(state, lists.content);
       scoreIdf(state, lists.content);
     } else {
@@ -150,13 +172,15 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects, files);
       roundScores(state);
     }
+    const similarity = query.mode === 'hybrid' ? fuse(state, query, query.semantic!, rank) : undefined;
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
-    if (query.mode === 'bm25') {
+    if (lexical === 'bm25') {
       const signals: Signals = { terms, rank, lists, forms, fileMasks: files.mask, roles, weights: roleWeight, mentioned };
-      explained = ranked.map((id) => explain(state, signals, id));
+      explained = ranked.map((id) => (state.masks[id] === 0 ? [] : explain(state, signals, id)));
     }
+    if (similarity) explained = ranked.map((id, i) => [...(explained[i] ?? []), ...(similarity.has(id) ? [`vector:${similarity.get(id)!.toFixed(2)}`] : [])]);
   } finally {
     clearFileScratch(state, files);
     for (let i = 0; i < state.count; i++) {
@@ -183,6 +207,84 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
     };
   });
   return { terms, hits, matched: state.count, words };
+}
+
+/**
+ * `hybrid`: fuse the lexical ranking already in `state` with the nearest chunk vectors. Each
+ * list contributes `weight / (k + rank)` for its best FUSION_DEPTH docs (reciprocal rank fusion,
+ * `fusion` 0), or each candidate scores its lexical score over the best one plus `vector` × its
+ * cosine similarity (`fusion` 1). Leaves the fused candidates in `touched[0..count)` and returns
+ * the similarity of those the vectors found. Whichever fusion the dev set measured best is the
+ * default (docs/benchmarks.md, "Semantic layer").
+ */
+function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, rank: RankingProfile): Map<number, number> {
+  const { view, touched, scores, allowed } = state;
+  const depth = Math.max(FUSION_DEPTH, query.topK * 4);
+  const lexical = selectTop(touched, state.count, scores, view.docOrder, depth);
+  const lexicalScores = lexical.map((doc) => scores[doc]!);
+  const near = semantic.vectors.nearest(semantic.query, depth, allowed ? (doc) => allowed[view.docFile[doc]!] === 1 : undefined);
+  const similarity = new Map<number, number>();
+  near.docs.forEach((doc, i) => similarity.set(doc, near.sims[i]!));
+  // Every touched doc's score is cleared below; vector-only docs join `touched` so they are too.
+  for (let i = 0; i < state.count; i++) scores[touched[i]!] = 0;
+  const fused = new Map<number, number>();
+  if (rank.fusion === 1) {
+    const best = lexicalScores[0] ?? 0;
+    lexical.forEach((doc, i) => fused.set(doc, best > 0 ? lexicalScores[i]! / best : 0));
+    for (const doc of near.docs) if (!fused.has(doc)) fused.set(doc, 0);
+    for (const doc of fused.keys()) {
+      const sim = similarity.get(doc) ?? semantic.vectors.similarity(doc, semantic.query);
+      fused.set(doc, fused.get(doc)! + rank.vector * Math.max(0, sim));
+    }
+  } else {
+    lexical.forEach((doc, i) => fused.set(doc, 1 / (rank.rrfK + i + 1)));
+    near.docs.forEach((doc, i) => fused.set(doc, (fused.get(doc) ?? 0) + rank.vector / (rank.rrfK + i + 1)));
+  }
+  // Docs only the vectors found were never touched (every touched doc matched a term): add them, so the cleanup clears their scores.
+  for (const doc of near.docs) if (state.masks[doc] === 0) touched[state.count++] = doc;
+  // Candidates are now exactly the fused docs: the rest of the lexical matches sit at 0, below all of them.
+  for (const [doc, score] of fused) scores[doc] = Math.round(score * 1e9) / 1e9 || Number.MIN_VALUE;
+  return similarity;
+}
+
+/** How deep each list goes into a fusion: a chunk ranked past it by both is not a hybrid answer. */
+const FUSION_DEPTH = 100;
+
+/** `vector`: the nearest chunks to the query, filtered and capped per file like every mode. */
+function searchVectors(view: IndexView, query: SearchQuery, semantic: SemanticQuery, terms: string[]): Promise<SearchOutcome> {
+  const allowed = fileFilter(view, query.glob, query.lang, query.excludeTests === true);
+  const depth = Math.max(FUSION_DEPTH, query.topK * 8);
+  const near = semantic.vectors.nearest(semantic.query, depth, allowed ? (doc) => allowed[view.docFile[doc]!] === 1 : undefined);
+  const { scores } = scratchFor(view);
+  const candidates = Uint32Array.from(near.docs);
+  near.docs.forEach((doc, i) => (scores[doc] = Math.round(near.sims[i]! * 1e6) / 1e6));
+  let ranked: number[];
+  try {
+    ranked = capPerFile(candidates, candidates.length, scores, view.docOrder, view.docFile, query.topK);
+  } finally {
+    for (const doc of near.docs) scores[doc] = 0;
+  }
+  const similarity = new Map(near.docs.map((doc, i) => [doc, near.sims[i]!]));
+  return view.chunks(ranked).then((records) => ({
+    terms,
+    matched: near.docs.length,
+    words: new Map(terms.map((term) => [term, { term, weight: 1 }])),
+    hits: records.map((record) => {
+      const sim = similarity.get(record.doc)!;
+      return {
+        chunk_id: record.id,
+        path: record.path,
+        start_line: record.startLine,
+        end_line: record.endLine,
+        score: Math.round(sim * 1e6) / 1e6,
+        snippet: record.snippet,
+        symbol: record.symbol,
+        why: [`vector:${sim.toFixed(2)}`],
+        matched: [],
+        hash: record.hash,
+      };
+    }),
+  }));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import type { ChunkRecord, CorpusStats, FileRecord, NewFile, PostingList, Tree } from '../index/model.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
+import type { EmbedderIdentity } from '../vector/embedder.js';
 
 /** The commit record of a generation, whatever the backend keeps it in. */
 export interface IndexMeta {
@@ -98,6 +99,51 @@ export interface IndexView {
   symbolAt(slot: number, first: number, last: number): Promise<string | null>;
   /** Up to `count` content terms spread evenly over the dictionary (deterministic): warm-up queries. */
   sampleTerms(count: number): string[];
+  /** Every doc's chunk hash, 32 bytes each, back to back (dead docs: zeros): what vectors are keyed by. */
+  chunkHashes(): Uint8Array;
+}
+
+/** The vectors one embedder made, keyed by chunk hash: an immutable snapshot. */
+export interface VectorSet {
+  readonly dim: number;
+  /** Vectors held. */
+  readonly count: number;
+  /** count × dim, row-major: row r is the vector of record r. */
+  readonly data: Float32Array;
+  /** The record of a chunk hash (32 raw bytes), or -1. */
+  find(hash: Uint8Array): number;
+}
+
+/**
+ * The seed 003 manifest of the semantic index: what made the vectors, what they cover, and when.
+ * One is current (the embedder in use); switching models and back finds the old vectors again.
+ */
+export interface VectorManifest {
+  readonly version: number;
+  readonly engine: string;
+  readonly model: string;
+  readonly dim: number;
+  readonly metric: string;
+  readonly chunk: { readonly mode: 'auto'; readonly target_lines: number; readonly max_lines: number; readonly overlap_lines: number };
+  readonly repo: { readonly root: '.'; readonly git_sha: string | null };
+  readonly counts: { readonly files: number; readonly chunks: number; readonly vectors: number };
+  /** The index generation whose chunks the vectors were last brought up to. */
+  readonly generation: number;
+  readonly created_at: string;
+  readonly last_refresh: string;
+}
+
+/** Where the vectors of one embedder identity live. Appends need the vectors lock. */
+export interface VectorStore {
+  readonly identity: EmbedderIdentity;
+  /** What is held now; a record torn by an interrupted append is not part of it. */
+  load(): Promise<VectorSet>;
+  /** Add vectors (each `dim` long, unit length) under their chunk hashes, durably. */
+  append(hashes: readonly Uint8Array[], vectors: readonly Float32Array[]): Promise<void>;
+  /** Keep only the records whose hash `keep` accepts (called when most are dead). */
+  compact(keep: (hash: Uint8Array) => boolean): Promise<void>;
+  /** A cheap value that changes whenever vectors are added or removed. */
+  stamp(): string;
 }
 
 /** What a commit did. */
@@ -191,4 +237,18 @@ export interface IndexStore {
   clean(): Promise<string[]>;
   /** Bytes on disk of the current generation. */
   sizeOnDisk(): Promise<number>;
+  /** The vectors of one embedder (created empty on first append). */
+  vectors(identity: EmbedderIdentity): VectorStore;
+  /** Take the lock that serializes embedding runs (separate from the writer lock: lexical syncs go on meanwhile). */
+  vectorLock(options?: { readonly waitMs?: number }): Promise<HeldLock>;
+  /** The live holder of the vectors lock (embedding is running), or undefined. */
+  embeddingRunning(): Promise<LockOwner | undefined>;
+  /** The current semantic manifest, or undefined when nothing was ever embedded. */
+  readVectorManifest(): VectorManifest | undefined;
+  /** Replace the semantic manifest atomically. */
+  writeVectorManifest(manifest: VectorManifest): void;
+  /** Integrity of the vectors the manifest names: records, checksums, and the count it states. */
+  checkVectors(): Promise<IntegrityReport>;
+  /** Bytes on disk of the semantic index (all embedders' vectors and tables). */
+  vectorsSizeOnDisk(): number;
 }

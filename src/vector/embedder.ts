@@ -40,3 +40,20 @@ export function normalize(vector: Float32Array): Float32Array {
   for (let i = 0; i < vector.length; i++) vector[i]! *= scale;
   return vector;
 }
+
+/**
+ * An embedder that learns from the repository itself (the builtin one): it must be trained on the
+ * live chunks before its first use, and again when the corpus has drifted far from what it learned.
+ * Training changes `model`, so vectors made before it are never mixed with vectors made after.
+ */
+export interface LearningEmbedder extends Embedder {
+  /** Whether training is due for an index of `chunks` live chunks (none yet, or the corpus doubled or halved). */
+  needsTraining(chunks: number): boolean;
+  /** Learn from these chunk texts and keep what was learned. */
+  train(texts: readonly string[]): Promise<void>;
+}
+
+/** Whether an embedder learns from the repository. */
+export function isLearning(embedder: Embedder): embedder is LearningEmbedder {
+  return typeof (embedder as Partial<LearningEmbedder>).train === 'function';
+}

@@ -33,6 +33,7 @@ import { type Style, styleFor } from './style.js';
 const GLOBAL_OPTIONS = {
   root: { type: 'string' },
   json: { type: 'boolean' },
+  indexing: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -63,20 +64,25 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   sync: {
     summary: 'bring the index up to date (only changed files are read)',
-    usage: 'repodex sync [--force]',
+    usage: 'repodex sync [--force] [--embeddings builtin|onnx|openai|off]',
     details: [
       'Incremental: new and changed files (by size and mtime) are read once each, removed ones dropped, and',
       'the result written as a small delta; with nothing changed nothing is written. A file whose content',
       'was parsed before is not parsed again. Chunk ids of unchanged chunks stay valid.',
       'Waits up to 2 s for a sync another process is running, then says so (exit 1).',
       'Shows a progress bar on a terminal and a summary line after; Ctrl-C stops it without writing.',
-      '  --force   rebuild the whole index (still reusing earlier parses)',
+      'Then embeds the chunks that have no vector yet (config embeddings.provider, builtin by default: learned',
+      'from this repository, nothing downloaded). Vectors are keyed by chunk content: an unchanged chunk is',
+      'never embedded again, not after --force or a branch switch. An embedder that fails never fails the sync.',
+      '  --force              rebuild the whole index (still reusing earlier parses and vectors)',
+      '  --embeddings P       use embedder P from now on (written to config.json): builtin, onnx (needs',
+      '                       embeddings.model_path), openai (needs embeddings.url, model, dim) or off',
     ].join('\n'),
-    options: { force: { type: 'boolean' } },
+    options: { force: { type: 'boolean' }, embeddings: { type: 'string' } },
   },
   search: {
     summary: 'ranked candidate chunks for an English query',
-    usage: 'repodex search "QUERY" [--top-k N] [--mode bm25|idf] [--glob G] [--lang L]',
+    usage: 'repodex search "QUERY" [--top-k N] [--mode bm25|idf|vector|hybrid] [--glob G] [--lang L]',
     details: [
       'Builds the index on first use and refreshes it when files changed (REPODEX_INDEXING=0 or config',
       'auto_index: false turn that off: results then carry a `stale` warning).',
@@ -85,7 +91,9 @@ const COMMANDS: Record<string, CommandSpec> = {
       'then each signal that moved it (path:T, name:T, file:+T, history:T, form:F→T, mention:×2, role:R×W).',
       '  --q QUERY        the query (or give it as the first argument)',
       '  --top-k N        results to return (default 20, at most 20; at most 2 per file)',
-      '  --mode M         bm25 (default) or idf',
+      '  --mode M         bm25 (default), idf (seed formula), vector (nearest chunk embeddings) or hybrid',
+      '                   (bm25 and vector fused); vector and hybrid need `repodex sync` to have embedded',
+      '                   the chunks, and answer with bm25 and a warning until then',
       '  --glob G         only paths matching G, e.g. "src/**/*.ts" or "*.py"',
       '  --lang L         only one language, e.g. typescript, python, go, markdown',
     ].join('\n'),
@@ -192,6 +200,18 @@ const COMMANDS: Record<string, CommandSpec> = {
       ...Object.fromEntries(LIMIT_NAMES.map((limit) => [LIMITS[limit].flag.slice(2), { type: 'string' as const }])),
     },
   },
+  index: {
+    summary: 'seed 003 aliases: index build|query|status|clean|verify',
+    usage: 'repodex index build [--force] [--embeddings P] | query "TEXT" [-k N] | status | clean | verify',
+    details: [
+      '  index build    = repodex sync (lexical index, then vectors)',
+      '  index query    = repodex search --mode hybrid (-k N is --top-k N; --show-snippets is accepted: snippets are always shown)',
+      '  index status   = repodex status',
+      '  index clean    = repodex clean',
+      '  index verify   = repodex verify',
+    ].join('\n'),
+    options: {},
+  },
   clean: {
     summary: 'remove the index (keeps config.json and ignore)',
     usage: 'repodex clean',
@@ -213,6 +233,7 @@ function mainHelp(): string {
     'options for every command:',
     '  --root DIR   the repository (default: found from the current folder upwards)',
     '  --json       print the result as JSON (the same object the JSONL protocol returns)',
+    '  --indexing=off  never build or refresh the index automatically (as REPODEX_INDEXING=0)',
     '  -h, --help   help for a command',
     '',
     'quick start: repodex search "where is the config loaded"',
@@ -220,7 +241,7 @@ function mainHelp(): string {
 }
 
 function commandHelp(spec: CommandSpec): string {
-  return [`${spec.usage}`, '', spec.summary, '', spec.details, '', 'also: --root DIR, --json, --help'].join('\n');
+  return [`${spec.usage}`, '', spec.summary, '', spec.details, '', 'also: --root DIR, --json, --indexing=off, --help'].join('\n');
 }
 
 function toInt(flag: string, value: string | undefined): number | undefined {
@@ -314,6 +335,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     out(TOOL_VERSION);
     return 0;
   }
+  if (name === 'index') {
+    if (rest[0] === undefined || rest[0] === '--help' || rest[0] === '-h') {
+      out(commandHelp(COMMANDS.index!));
+      return rest[0] === undefined ? 1 : 0;
+    }
+    let routed: string[];
+    try {
+      routed = indexAlias(rest);
+    } catch (error) {
+      return reportError(error, rest.includes('--json'), io);
+    }
+    return runCli(routed, io);
+  }
   const spec = COMMANDS[name];
   if (!spec) {
     io.stderr.write(`repodex: unknown command ${JSON.stringify(name)}; commands: ${Object.keys(COMMANDS).join(', ')} (see repodex --help)\n`);
@@ -340,6 +374,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0;
     }
     const root = values.root as string | undefined;
+    const indexing = values.indexing as string | undefined;
+    if (indexing !== undefined) {
+      if (indexing !== 'on' && indexing !== 'off') throw new RepodexError('BAD_REQUEST', `--indexing must be on or off, got ${JSON.stringify(indexing)}`);
+      // The same switch as the environment variable, read where engines are composed.
+      process.env.REPODEX_INDEXING = indexing === 'off' ? '0' : '1';
+    }
     const style = styleFor(io.stdout);
     const handleOptions: HandleOptions = { ...(json || !progress ? {} : { onEvent: progress.onEvent }), signal: interrupt.signal };
     const emit = <T>(data: T, human: (data: T, style: Style) => string): void => {
@@ -372,7 +412,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'status':
         return run(parseRequest({ op: 'status' }), printStatus);
       case 'sync':
-        return run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined }), printSyncSummary);
+        return run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined, embeddings: values.embeddings }), printSyncSummary);
       case 'search': {
         const q = (values.q as string | undefined) ?? positionals.join(' ');
         if (q.trim() === '') throw new RepodexError('BAD_REQUEST', 'search needs a query: repodex search "where is the config loaded"');
@@ -440,6 +480,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
   }
+}
+
+/** `index build|query|status|clean|verify` (seed 003) as the commands they stand for. */
+function indexAlias(args: readonly string[]): string[] {
+  const [sub = '', ...rest] = args;
+  const routes: Record<string, string> = { build: 'sync', query: 'search', status: 'status', clean: 'clean', verify: 'verify' };
+  const target = routes[sub];
+  if (!target) throw new RepodexError('BAD_REQUEST', `index ${sub}: the index commands are ${Object.keys(routes).join(', ')} (see repodex index --help)`);
+  const out = rest.flatMap((arg) => {
+    if (target !== 'search') return [arg];
+    if (arg === '--show-snippets') return [];
+    if (arg === '-k') return ['--top-k'];
+    if (arg.startsWith('-k=')) return [`--top-k=${arg.slice(3)}`];
+    return [arg];
+  });
+  if (target === 'search' && !out.some((arg) => arg === '--mode' || arg.startsWith('--mode='))) out.push('--mode', 'hybrid');
+  return [target, ...out];
 }
 
 /** `watch` and `serve`: long-running, on a server engine (worker-thread syncs, a file watcher). */

@@ -36,6 +36,22 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
     rows.push(['git', head + indexed]);
   }
   if (!report.auto_index) rows.push(['indexing', 'manual (REPODEX_INDEXING=0 or auto_index: false): searches do not refresh the index']);
+  const semantic = report.semantic;
+  if (semantic) {
+    // Seed 003's panel: Index state, last indexed, model and dimension, vectors and files, size, analytics.
+    const stateName = { ready: 'Ready', building: 'Building', stale: 'Stale', missing: 'Missing', off: 'Off' }[semantic.state];
+    const colored = semantic.state === 'ready' ? style.green(stateName) : semantic.state === 'off' ? style.dim(stateName) : style.yellow(stateName);
+    const hint = semantic.state === 'missing' || semantic.state === 'stale' ? ' (run `repodex sync` to embed)' : semantic.state === 'off' ? ' (embeddings.provider: off)' : '';
+    rows.push(['vectors', `${colored}${hint}`]);
+    if (semantic.state !== 'off') {
+      rows.push(['last embedded', semantic.last_indexed ? formatRelative(semantic.last_indexed) : 'never']);
+      rows.push(['model', `${semantic.engine ?? '?'} ${semantic.model ?? ''}${semantic.dim ? ` (${semantic.dim}-D)` : ''}`]);
+      rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatCount(semantic.chunks)} chunks, ${formatCount(semantic.files)} files, ${formatBytes(semantic.size_on_disk)} on disk`]);
+      if (semantic.problem) rows.push(['embedder', style.red(semantic.problem)]);
+    }
+    const a = semantic.analytics;
+    rows.push(['queries', a.queries === 0 ? 'none yet' : `${formatCount(a.queries)}, hit ratio ${Math.round((a.hit_ratio ?? 0) * 100)}% (${formatCount(a.misses)} without results), last ${a.last_query_ts ? formatRelative(a.last_query_ts) : '?'}`]);
+  }
   const width = Math.max(...rows.map(([key]) => key.length));
   const lines = [`repodex status — ${report.root}`, ...rows.map(([key, value]) => `  ${style.dim(key.padEnd(width))}  ${value}`)];
   if (report.damage.length > 0) {
@@ -53,6 +69,13 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
 }
 
 const SHOWN_WARNINGS = 5;
+
+/** The embedding part of a sync summary: one line. */
+function printEmbedLine(embeddings: NonNullable<ResponseOf<'sync'>['embeddings']>): string {
+  if ('error' in embeddings) return `vectors: not updated: ${embeddings.error}`;
+  const learned = embeddings.trained ? ', table learned from the repository' : '';
+  return `vectors: ${formatCount(embeddings.vectors)} of ${formatCount(embeddings.chunks)} chunks (${formatCount(embeddings.embedded)} embedded, ${formatCount(embeddings.reused)} reused${embeddings.skipped ? `, ${formatCount(embeddings.skipped)} skipped` : ''}${learned}) by ${embeddings.engine} ${embeddings.model} in ${formatDuration(embeddings.duration_ms)}`;
+}
 
 /** The summary after a sync: one line, then the first few problem files. */
 export function printSyncSummary(summary: ResponseOf<'sync'>): string {
@@ -76,6 +99,7 @@ export function printSyncSummary(summary: ResponseOf<'sync'>): string {
     if (notes.length > 0) line += `; ${notes.join('; ')}`;
   }
   const lines = [line];
+  if (summary.embeddings) lines.push(printEmbedLine(summary.embeddings));
   // Name the first few problem files; --json lists them all (up to 50).
   for (const error of summary.errors.slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${error.path}: ${error.reason}`);
   if (summary.errors.length > SHOWN_WARNINGS) lines.push(`  … ${summary.errors.length - SHOWN_WARNINGS} more (repodex sync --json lists them)`);

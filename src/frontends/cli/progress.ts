@@ -16,6 +16,7 @@ export function progressBar(stream: NodeJS.WriteStream): ProgressBar | undefined
   if (!stream.isTTY) return undefined;
   let lastDraw = 0;
   let drawn = false;
+  let embedStarted = 0;
   return {
     onEvent(event) {
       const columns = stream.columns || 80;
@@ -28,6 +29,18 @@ export function progressBar(stream: NodeJS.WriteStream): ProgressBar | undefined
         const ratio = event.total === 0 ? 1 : event.done / event.total;
         const filled = Math.round(ratio * WIDTH);
         line = `[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${event.done}/${event.total} ${event.path}`;
+      } else if (event.type === 'train') line = `learning the embedding table from ${event.chunks} chunks…`;
+      else if (event.type === 'embed') {
+        const now = Date.now();
+        if (event.done === 0) embedStarted = now;
+        if (now - lastDraw < 50 && event.done !== 0 && event.done !== event.total) return;
+        lastDraw = now;
+        const ratio = event.total === 0 ? 1 : event.done / event.total;
+        const filled = Math.round(ratio * WIDTH);
+        // The ETA from the rate so far: embedding runs at a steady pace, unlike reading files.
+        const elapsed = (now - embedStarted) / 1000;
+        const eta = event.done > 0 && elapsed > 1 ? ` ETA ${formatSeconds((elapsed / event.done) * (event.total - event.done))}` : '';
+        line = `embedding [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${event.done}/${event.total} chunks${eta}`;
       } else line = 'writing index…';
       stream.write(`\r\u001b[2K${line.slice(0, columns - 1)}`);
       drawn = true;
@@ -37,4 +50,10 @@ export function progressBar(stream: NodeJS.WriteStream): ProgressBar | undefined
       drawn = false;
     },
   };
+}
+
+/** `42s`, `3m05s`. */
+function formatSeconds(seconds: number): string {
+  const s = Math.round(seconds);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }

@@ -71,7 +71,7 @@ const TOOLS: readonly ToolSpec[] = [
       'Ranked code chunks for a query in English words or identifiers ("where is the retry handled", "parseConfig"): path, line range, the lines that matched, the declaration they sit in, score, and why (matched terms, then signals such as path:T or history:T). Pasted bug reports and stack traces work as queries. At most 2 results per file. Read more with repo.open_file using the line range. file_glob narrows to paths such as "src/**/*.py".',
     input: z.strictObject({
       query: z.string().check(z.minLength(1), z.maxLength(65_536)),
-      mode: z.optional(z.enum(['bm25', 'idf'])),
+      mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),
       top_k: z.optional(count(100)),
       file_glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
     }),

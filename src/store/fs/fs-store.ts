@@ -10,8 +10,10 @@ import { ArtifactFile, ArtifactWriter, fileSink } from '../../index/format.js';
 import { MANIFEST_KIND, type Manifest, type SegmentRef, decodeManifest, encodeManifest } from '../../index/manifest.js';
 import type { NewFile, Tree } from '../../index/model.js';
 import { Segment, SegmentBuilder } from '../../index/segment.js';
-import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, MetaDraft, ParseCache } from '../backend.js';
+import type { EmbedderIdentity } from '../../vector/embedder.js';
+import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
+import { FsVectorStore, VECTORS_DIR, checkVectorFiles, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
 import { FsParseCache, verifyParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
@@ -68,12 +70,15 @@ function toIndexMeta(file: MetaFile): IndexMeta {
 export class FsStore implements IndexStore {
   private readonly metaPath: string;
   private readonly lockPath: string;
+  private readonly vectorLockPath: string;
+  private readonly vectorStores = new Map<string, FsVectorStore>();
   private readonly segments = new Map<string, Segment>();
   private cache: FsParseCache | undefined;
 
   constructor(readonly dataDir: string) {
     this.metaPath = join(dataDir, 'meta.json');
     this.lockPath = join(dataDir, 'lock');
+    this.vectorLockPath = join(dataDir, 'vectors.lock');
   }
 
   private readMetaFile(): MetaFile | undefined {
@@ -276,6 +281,45 @@ export class FsStore implements IndexStore {
     return lockHolder(this.lockPath);
   }
 
+  vectors(identity: EmbedderIdentity): FsVectorStore {
+    const key = identityKey(identity);
+    let store = this.vectorStores.get(key);
+    if (!store) {
+      store = new FsVectorStore(this.dataDir, identity);
+      this.vectorStores.set(key, store);
+    }
+    return store;
+  }
+
+  async vectorLock(options: { waitMs?: number } = {}): Promise<HeldLock> {
+    try {
+      mkdirSync(this.dataDir, { recursive: true });
+    } catch (error) {
+      throw new RepodexError('LOCK_DENIED', `cannot create ${this.dataDir}: ${errorMessage(error)}`);
+    }
+    return acquireLock(this.vectorLockPath, options.waitMs ?? 0);
+  }
+
+  async embeddingRunning(): Promise<LockOwner | undefined> {
+    return lockHolder(this.vectorLockPath);
+  }
+
+  readVectorManifest(): VectorManifest | undefined {
+    return readVectorManifestFile(this.dataDir);
+  }
+
+  writeVectorManifest(manifest: VectorManifest): void {
+    writeVectorManifestFile(this.dataDir, manifest);
+  }
+
+  async checkVectors(): Promise<IntegrityReport> {
+    return checkVectorFiles(this.dataDir, (identity) => this.vectors(identity));
+  }
+
+  vectorsSizeOnDisk(): number {
+    return vectorsDirSize(this.dataDir);
+  }
+
   async check(options: { deep?: boolean } = {}): Promise<IntegrityReport> {
     const problems: string[] = [];
     const checked: string[] = [];
@@ -362,7 +406,12 @@ export class FsStore implements IndexStore {
         rmSync(this.path(name), { force: true });
         removed.push(name);
       }
+      if (name === VECTORS_DIR) {
+        rmSync(this.path(name), { recursive: true, force: true });
+        removed.push(`${name}/`);
+      }
     }
+    this.vectorStores.clear();
     this.segments.clear();
     this.cache = undefined;
     return removed.sort();

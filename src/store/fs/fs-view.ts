@@ -35,6 +35,7 @@ export class FsIndexView implements IndexView {
   private readonly liveOrder: Uint32Array;
   private columns: DocColumns | undefined;
   private idIndex: Map<number, number> | undefined;
+  private hashes: Uint8Array | undefined;
 
   constructor(
     readonly meta: IndexMeta,
@@ -332,6 +333,21 @@ export class FsIndexView implements IndexView {
       if (term.charCodeAt(0) >= 32) out.push(term); // field terms sort first, behind control characters
     }
     return out;
+  }
+
+  chunkHashes(): Uint8Array {
+    if (!this.hashes) {
+      const out = new Uint8Array(this.docCount * 32);
+      const docLive = this.cols.docLive;
+      this.segments.forEach((segment, s) => {
+        const base = this.docBase[s]!;
+        const count = segment.chunks.ids.length;
+        out.set(segment.chunks.hashBlock, base * 32);
+        for (let local = 0; local < count; local++) if (docLive[base + local] !== 1) out.fill(0, (base + local) * 32, (base + local + 1) * 32);
+      });
+      this.hashes = out;
+    }
+    return this.hashes;
   }
 }
 

@@ -1,0 +1,227 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { chunkHash } from '../chunk/chunker.js';
+import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
+import { readGitHead } from '../core/git.js';
+import type { IndexStore, IndexView, VectorManifest } from '../store/backend.js';
+import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { type Embedder, isLearning } from '../vector/embedder.js';
+import type { RepoContext } from './context.js';
+import type { SyncEvent } from './sync.js';
+import { appendBuildLog } from './build-log.js';
+
+/** What an embedding run did. */
+export interface EmbedSummary {
+  readonly engine: string;
+  readonly model: string;
+  readonly dim: number;
+  /** Chunks embedded by this run. */
+  readonly embedded: number;
+  /** Live chunks whose vector was already there (by chunk hash): never embedded again. */
+  readonly reused: number;
+  /** Live chunks left without a vector: their file changed since the sync, or could not be read. */
+  readonly skipped: number;
+  /** Live chunks of the index, and how many have a vector now. */
+  readonly chunks: number;
+  readonly vectors: number;
+  /** True when the builtin embedder (re)learned its table from the repository in this run. */
+  readonly trained: boolean;
+  readonly duration_ms: number;
+}
+
+/** Options of one embedding run. */
+export interface EmbedOptions {
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Marks a dead doc in `docOrder`. */
+const DEAD = 0xffffffff;
+
+/** How many vectors one durable append carries: progress is never lost by more than this. */
+const APPEND_EVERY = 2048;
+
+/** The live docs of a view with their hashes, one doc per distinct hash. */
+function liveChunks(view: IndexView): { docs: number[]; hashes: Uint8Array } {
+  const hashes = view.chunkHashes();
+  const docs: number[] = [];
+  for (let doc = 0; doc < view.docCount; doc++) if (view.docOrder[doc] !== DEAD) docs.push(doc);
+  return { docs, hashes };
+}
+
+/**
+ * Bring the vectors of the current generation up to date: every live chunk whose hash has no
+ * vector from this embedder is read, embedded in batches and appended. Vectors are keyed by chunk
+ * hash, so an unchanged chunk is never embedded again — not after a sync, `--force`, or a branch
+ * switch and back. Holds only the vectors lock: lexical syncs and searches go on meanwhile. The
+ * builtin embedder first learns its table when it has none or the corpus drifted.
+ */
+export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: Embedder, options: EmbedOptions = {}): AsyncGenerator<SyncEvent, EmbedSummary, undefined> {
+  const started = performance.now();
+  const lock = await store.vectorLock({ waitMs: 2000 });
+  try {
+    const view = await store.open();
+    const { docs, hashes } = liveChunks(view);
+    let trained = false;
+    if (isLearning(embedder) && embedder.needsTraining(docs.length) && docs.length > 0) {
+      yield { type: 'train', chunks: docs.length };
+      const texts = await readChunkTexts(ctx, view, docs);
+      const known = [...texts.values()];
+      try {
+        await embedder.train(known);
+        trained = true;
+      } catch (error) {
+        // Too small to learn from: no vectors, lexical search as before.
+        if (!isRepodexError(error) || error.code !== 'EMBEDDER_FAILED') throw error;
+        appendBuildLog(ctx.paths.dataDir, `embed: ${error.detail ?? error.message}`);
+        return summary(embedder, { embedded: 0, reused: 0, skipped: docs.length, chunks: docs.length, vectors: 0, trained: false, started });
+      }
+    }
+    const vectors = store.vectors(embedder);
+    let set = await vectors.load();
+    const missing: number[] = [];
+    const wanted = new Set<string>();
+    let reused = 0;
+    for (const doc of docs) {
+      const hash = hashes.subarray(doc * 32, doc * 32 + 32);
+      if (set.find(hash) >= 0) {
+        reused++;
+        continue;
+      }
+      const key = Buffer.from(hash).toString('latin1');
+      if (wanted.has(key)) continue; // the same text twice: embedded once
+      wanted.add(key);
+      missing.push(doc);
+    }
+    let embedded = 0;
+    let skipped = 0;
+    if (missing.length > 0) {
+      yield { type: 'embed', done: 0, total: missing.length };
+      const texts = await readChunkTexts(ctx, view, missing);
+      skipped = missing.length - texts.size;
+      const pending: { hashes: Uint8Array[]; vectors: Float32Array[] } = { hashes: [], vectors: [] };
+      const ready = missing.filter((doc) => texts.has(doc));
+      for (let at = 0; at < ready.length; at += embedder.batchSize) {
+        if (options.signal?.aborted) throw new RepodexError('ABORTED');
+        const batch = ready.slice(at, at + embedder.batchSize);
+        const out = await embedder.embed(
+          batch.map((doc) => texts.get(doc)!),
+          'document',
+          options.signal,
+        );
+        batch.forEach((doc, i) => {
+          pending.hashes.push(hashes.slice(doc * 32, doc * 32 + 32));
+          pending.vectors.push(out[i]!);
+        });
+        embedded += batch.length;
+        if (pending.hashes.length >= APPEND_EVERY) {
+          await vectors.append(pending.hashes, pending.vectors);
+          pending.hashes = [];
+          pending.vectors = [];
+        }
+        yield { type: 'embed', done: embedded, total: missing.length };
+      }
+      await vectors.append(pending.hashes, pending.vectors);
+      set = await vectors.load();
+    }
+    // Mostly dead records (files deleted or rewritten many times): keep only what the index uses.
+    if (set.count > 1024 && set.count > 2 * docs.length) {
+      const liveKeys = new Set<string>();
+      for (const doc of docs) liveKeys.add(Buffer.from(hashes.buffer, hashes.byteOffset + doc * 32, 32).toString('latin1'));
+      await vectors.compact((hash) => liveKeys.has(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')));
+      set = await vectors.load();
+    }
+    let covered = 0;
+    for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
+    writeManifest(ctx, store, view, embedder, covered);
+    const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
+    appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}`);
+    return result;
+  } catch (error) {
+    appendBuildLog(ctx.paths.dataDir, `embed failed: ${errorMessage(error)}`);
+    throw error;
+  } finally {
+    await lock.release();
+  }
+}
+
+function summary(embedder: Embedder, parts: Omit<EmbedSummary, 'engine' | 'model' | 'dim' | 'duration_ms'> & { started: number }): EmbedSummary {
+  const { started, ...rest } = parts;
+  return { engine: embedder.engine, model: embedder.model, dim: embedder.dim, ...rest, duration_ms: Math.round(performance.now() - started) };
+}
+
+/** Record what the vectors now cover (seed 003 manifest), keeping `created_at` while the embedder is the same. */
+function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: number): void {
+  let previous: VectorManifest | undefined;
+  try {
+    previous = store.readVectorManifest();
+  } catch {
+    previous = undefined; // a damaged manifest is replaced
+  }
+  const now = new Date().toISOString();
+  const same = previous && previous.engine === embedder.engine && previous.model === embedder.model && previous.dim === embedder.dim;
+  const chunk = ctx.loaded.config.chunk;
+  store.writeVectorManifest({
+    version: 1,
+    engine: embedder.engine,
+    model: embedder.model,
+    dim: embedder.dim,
+    metric: embedder.metric,
+    chunk: { mode: 'auto', target_lines: chunk.target_lines, max_lines: chunk.max_lines, overlap_lines: chunk.overlap_lines },
+    repo: { root: '.', git_sha: readGitHead(ctx.paths.root)?.commit ?? view.meta.git?.commit ?? null },
+    counts: { files: view.stats.fileCount, chunks: view.stats.chunkCount, vectors },
+    generation: view.meta.generation,
+    created_at: same ? previous!.created_at : now,
+    last_refresh: now,
+  });
+}
+
+/**
+ * The text of each doc's chunk, read from its file and kept only when it still hashes to the
+ * indexed chunk: only text the index holds (denylisted and secret-scanned at sync) is ever
+ * embedded, whatever the file holds now. One read per file.
+ */
+async function readChunkTexts(ctx: RepoContext, view: IndexView, docs: readonly number[]): Promise<Map<number, string>> {
+  const byFile = new Map<number, number[]>();
+  for (const doc of docs) {
+    const slot = view.docFile[doc]!;
+    let list = byFile.get(slot);
+    if (!list) byFile.set(slot, (list = []));
+    list.push(doc);
+  }
+  const out = new Map<number, string>();
+  const paramsKey = view.meta.chunker.params_key;
+  for (const [slot, fileDocs] of byFile) {
+    const lines = readLines(ctx, view.filePath(slot));
+    if (!lines) continue;
+    for (const record of await view.chunks(fileDocs)) {
+      const text = lines.slice(record.startLine - 1, record.endLine).join('\n');
+      if (chunkHash(text, paramsKey).toString('hex') === record.hash) out.set(record.doc, text);
+    }
+  }
+  return out;
+}
+
+/** A file's normalized lines, or undefined when it cannot be read as a regular file within the size limit. */
+function readLines(ctx: RepoContext, path: string): string[] | undefined {
+  let fd: number | undefined;
+  try {
+    // Non-blocking: a FIFO put in the file's place must not hang the run.
+    fd = openSync(join(ctx.paths.root, path), constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > ctx.limits.max_file_bytes) return undefined;
+    const bytes = Buffer.allocUnsafe(stat.size);
+    let length = 0;
+    while (length < stat.size) {
+      const n = readSync(fd, bytes, length, stat.size - length, length);
+      if (n === 0) break;
+      length += n;
+    }
+    let text = normalizeNewlines(bytes.toString('utf8', 0, length));
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    return splitLines(text);
+  } catch {
+    return undefined; // counted as skipped; the next sync sees the file's new state
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -1,0 +1,308 @@
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import * as z from 'zod/mini';
+import { crc32 } from '../../core/crc32.js';
+import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
+import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import type { EmbedderIdentity } from '../../vector/embedder.js';
+import type { IntegrityReport, VectorManifest, VectorSet, VectorStore } from '../backend.js';
+
+/** Folder of the semantic index inside `.repodex/`. */
+export const VECTORS_DIR = 'vectors';
+/** The seed 003 manifest, inside VECTORS_DIR. */
+export const VECTOR_MANIFEST_FILE = 'manifest.json';
+const LOG_FILE = 'vectors.bin';
+const MAGIC = 'RPDXVEC\0';
+/**
+ * Layout of vectors.bin (little-endian): a 16-byte header (magic, u16 version, u16 reserved, u32
+ * dim), then records of [32-byte chunk hash][dim × f32][u32 CRC-32 of the two]. Append-only: a
+ * record torn by a crash fails its checksum and ends the log; the next append cuts it off.
+ * Log:
+ *   1 — first layout.
+ */
+const LOG_VERSION = 1;
+const HEADER_BYTES = 16;
+
+/** The manifest version written (seed 003 §4 starts at 1). */
+export const VECTOR_MANIFEST_VERSION = 1;
+
+const VectorManifestSchema = z.object({
+  version: z.number(),
+  engine: z.string(),
+  model: z.string(),
+  dim: z.int().check(z.positive()),
+  metric: z.string(),
+  chunk: z.object({ mode: z.literal('auto'), target_lines: z.number(), max_lines: z.number(), overlap_lines: z.number() }),
+  repo: z.object({ root: z.literal('.'), git_sha: z.nullable(z.string()) }),
+  counts: z.object({ files: z.number(), chunks: z.number(), vectors: z.number() }),
+  generation: z.number(),
+  created_at: z.string(),
+  last_refresh: z.string(),
+});
+
+/** The folder name of one embedder's vectors: readable, and distinct for every identity. */
+export function identityKey(identity: EmbedderIdentity): string {
+  const slug = identity.model.replace(/[^A-Za-z0-9._@-]+/g, '_').slice(0, 80);
+  return `${identity.engine}-${slug}-${identity.dim}`;
+}
+
+/** The path of the semantic manifest under a data dir. */
+export function vectorManifestPath(dataDir: string): string {
+  return join(dataDir, VECTORS_DIR, VECTOR_MANIFEST_FILE);
+}
+
+/** Read the semantic manifest; undefined when absent, INDEX_CORRUPT when unreadable. */
+export function readVectorManifestFile(dataDir: string): VectorManifest | undefined {
+  const path = vectorManifestPath(dataDir);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return undefined;
+    throw new RepodexError('INDEX_CORRUPT', `cannot read ${path}: ${errorMessage(error)}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new RepodexError('INDEX_CORRUPT', `${path} is not valid JSON: ${errorMessage(error)}`);
+  }
+  const parsed = VectorManifestSchema.safeParse(raw);
+  if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `${path} is damaged`);
+  return parsed.data as VectorManifest;
+}
+
+/** Write the semantic manifest atomically. */
+export function writeVectorManifestFile(dataDir: string, manifest: VectorManifest): void {
+  const dir = join(dataDir, VECTORS_DIR);
+  mkdirSync(dir, { recursive: true });
+  writeFileAtomic(join(dir, VECTOR_MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, dir);
+}
+
+/** Bytes of everything under the semantic folder. */
+export function vectorsDirSize(dataDir: string): number {
+  let total = 0;
+  const visit = (dir: string): void => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const stat = statSync(join(dir, name), { throwIfNoEntry: false });
+      if (!stat) continue;
+      if (stat.isDirectory()) visit(join(dir, name));
+      else total += stat.size;
+    }
+  };
+  visit(join(dataDir, VECTORS_DIR));
+  return total;
+}
+
+/** An in-memory snapshot of a log. */
+class LoadedVectors implements VectorSet {
+  private readonly byHash: Map<string, number>;
+
+  constructor(
+    readonly dim: number,
+    readonly count: number,
+    readonly data: Float32Array,
+    hashes: Uint8Array,
+  ) {
+    this.byHash = new Map();
+    const view = Buffer.from(hashes.buffer, hashes.byteOffset, hashes.byteLength);
+    // A later record of the same hash wins (it can only repeat after a compaction race; both are the same vector).
+    for (let r = 0; r < count; r++) this.byHash.set(view.toString('latin1', r * 32, r * 32 + 32), r);
+  }
+
+  find(hash: Uint8Array): number {
+    return this.byHash.get(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')) ?? -1;
+  }
+}
+
+/** What a log file holds: its valid records, and where the valid part ends. */
+interface LogContents {
+  readonly count: number;
+  readonly hashes: Uint8Array;
+  readonly data: Float32Array;
+  /** Byte length of the valid prefix (header + whole records). */
+  readonly validBytes: number;
+  /** Bytes after the valid prefix (a torn or damaged tail). */
+  readonly tailBytes: number;
+}
+
+/** One embedder's vectors under `.repodex/vectors/<identity>/vectors.bin`. */
+export class FsVectorStore implements VectorStore {
+  private readonly dir: string;
+  private readonly path: string;
+  private cached: { stamp: string; set: LoadedVectors } | undefined;
+
+  constructor(
+    dataDir: string,
+    readonly identity: EmbedderIdentity,
+  ) {
+    this.dir = join(dataDir, VECTORS_DIR, identityKey(identity));
+    this.path = join(this.dir, LOG_FILE);
+  }
+
+  private get recordBytes(): number {
+    return 32 + this.identity.dim * 4 + 4;
+  }
+
+  stamp(): string {
+    const stat = statSync(this.path, { throwIfNoEntry: false });
+    return stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : 'none';
+  }
+
+  /** Parse the log, stopping at the first record that fails its checksum. */
+  private read(): LogContents {
+    const dim = this.identity.dim;
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(this.path);
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) return { count: 0, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: 0 };
+      throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.path}: ${errorMessage(error)}`);
+    }
+    if (bytes.length < HEADER_BYTES || bytes.toString('latin1', 0, 8) !== MAGIC) throw new RepodexError('INDEX_CORRUPT', `${this.path} is not a vector log`);
+    if (bytes.readUInt16LE(8) !== LOG_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `${this.path} has layout ${bytes.readUInt16LE(8)}, this version reads ${LOG_VERSION}`);
+    if (bytes.readUInt32LE(12) !== dim) throw new RepodexError('INDEX_CORRUPT', `${this.path} holds ${bytes.readUInt32LE(12)}-dimensional vectors, its folder says ${dim}`);
+    const size = this.recordBytes;
+    const whole = Math.floor((bytes.length - HEADER_BYTES) / size);
+    const hashes = new Uint8Array(whole * 32);
+    const data = new Float32Array(whole * dim);
+    let count = 0;
+    for (let r = 0; r < whole; r++) {
+      const at = HEADER_BYTES + r * size;
+      if (crc32(bytes.subarray(at, at + size - 4)) !== bytes.readUInt32LE(at + size - 4)) break;
+      hashes.set(bytes.subarray(at, at + 32), r * 32);
+      // Copy through a fresh aligned buffer: records are not 4-byte aligned relative to each other's data.
+      data.set(new Float32Array(bytes.buffer.slice(bytes.byteOffset + at + 32, bytes.byteOffset + at + 32 + dim * 4)), r * dim);
+      count++;
+    }
+    const validBytes = HEADER_BYTES + count * size;
+    return { count, hashes: hashes.subarray(0, count * 32), data: data.subarray(0, count * dim), validBytes, tailBytes: bytes.length - validBytes };
+  }
+
+  async load(): Promise<VectorSet> {
+    const stamp = this.stamp();
+    if (this.cached?.stamp === stamp) return this.cached.set;
+    const contents = this.read();
+    const set = new LoadedVectors(this.identity.dim, contents.count, contents.data, contents.hashes);
+    this.cached = { stamp, set };
+    return set;
+  }
+
+  async append(hashes: readonly Uint8Array[], vectors: readonly Float32Array[]): Promise<void> {
+    if (hashes.length !== vectors.length) throw new RepodexError('INTERNAL', 'append: hashes and vectors differ in number');
+    if (hashes.length === 0) return;
+    mkdirSync(this.dir, { recursive: true });
+    const dim = this.identity.dim;
+    const size = this.recordBytes;
+    const fd = openSync(this.path, 'a+');
+    try {
+      let length = fstatSync(fd).size;
+      if (length === 0) {
+        const header = Buffer.alloc(HEADER_BYTES);
+        header.write(MAGIC, 0, 'latin1');
+        header.writeUInt16LE(LOG_VERSION, 8);
+        header.writeUInt32LE(dim, 12);
+        writeSync(fd, header, 0, HEADER_BYTES, 0);
+        length = HEADER_BYTES;
+      } else {
+        // Cut off a torn tail first, so new records follow the last whole one.
+        const { validBytes } = this.read();
+        if (validBytes < length) {
+          ftruncateSync(fd, validBytes);
+          length = validBytes;
+        }
+      }
+      const out = Buffer.alloc(hashes.length * size);
+      for (let i = 0; i < hashes.length; i++) {
+        const vector = vectors[i]!;
+        if (vector.length !== dim || hashes[i]!.length !== 32) throw new RepodexError('INTERNAL', `append: a vector of ${vector.length} numbers, expected ${dim}`);
+        const at = i * size;
+        out.set(hashes[i]!, at);
+        out.set(new Uint8Array(vector.buffer, vector.byteOffset, dim * 4), at + 32);
+        out.writeUInt32LE(crc32(out.subarray(at, at + size - 4)), at + size - 4);
+      }
+      // Appending mode ignores the position on Linux; write at the known end explicitly after a truncate.
+      let written = 0;
+      while (written < out.length) written += writeSync(fd, out, written, out.length - written, length + written);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    fsyncDir(this.dir);
+  }
+
+  async compact(keep: (hash: Uint8Array) => boolean): Promise<void> {
+    const contents = this.read();
+    const dim = this.identity.dim;
+    const size = this.recordBytes;
+    const kept: number[] = [];
+    const seen = new Set<string>();
+    const view = Buffer.from(contents.hashes.buffer, contents.hashes.byteOffset, contents.hashes.byteLength);
+    for (let r = contents.count - 1; r >= 0; r--) {
+      const key = view.toString('latin1', r * 32, r * 32 + 32);
+      if (seen.has(key) || !keep(contents.hashes.subarray(r * 32, r * 32 + 32))) continue;
+      seen.add(key);
+      kept.push(r);
+    }
+    kept.reverse();
+    const out = Buffer.alloc(HEADER_BYTES + kept.length * size);
+    out.write(MAGIC, 0, 'latin1');
+    out.writeUInt16LE(LOG_VERSION, 8);
+    out.writeUInt32LE(dim, 12);
+    kept.forEach((r, i) => {
+      const at = HEADER_BYTES + i * size;
+      out.set(contents.hashes.subarray(r * 32, r * 32 + 32), at);
+      const vector = contents.data.subarray(r * dim, r * dim + dim);
+      out.set(new Uint8Array(vector.buffer, vector.byteOffset, dim * 4), at + 32);
+      out.writeUInt32LE(crc32(out.subarray(at, at + size - 4)), at + size - 4);
+    });
+    writeFileAtomic(this.path, out, this.dir);
+    this.cached = undefined;
+  }
+
+  /** Records, checksums, and the torn tail if any. */
+  check(): { count: number; problems: string[]; notes: string[] } {
+    const notes: string[] = [];
+    const problems: string[] = [];
+    try {
+      const contents = this.read();
+      if (contents.tailBytes > 0) {
+        const whole = Math.floor(contents.tailBytes / this.recordBytes);
+        if (whole > 0) problems.push(`${this.path}: record ${contents.count + 1} fails its checksum (${whole} record(s) after it unreadable)`);
+        else notes.push(`${this.path}: ${contents.tailBytes} bytes of a record an interrupted run left; the next embedding run cuts them off`);
+      }
+      return { count: contents.count, problems, notes };
+    } catch (error) {
+      return { count: 0, problems: [errorMessage(error)], notes };
+    }
+  }
+
+  /** Remove this embedder's vectors. */
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+    this.cached = undefined;
+  }
+}
+
+/** The integrity report of the vectors the manifest names. */
+export async function checkVectorFiles(dataDir: string, open: (identity: EmbedderIdentity) => FsVectorStore): Promise<IntegrityReport> {
+  let manifest: VectorManifest | undefined;
+  try {
+    manifest = readVectorManifestFile(dataDir);
+  } catch (error) {
+    return { problems: [errorMessage(error)], checked: [join(VECTORS_DIR, VECTOR_MANIFEST_FILE)], notes: [] };
+  }
+  if (!manifest) return { problems: [], checked: [], notes: [] };
+  const identity: EmbedderIdentity = { engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' };
+  const result = open(identity).check();
+  const checked = [join(VECTORS_DIR, VECTOR_MANIFEST_FILE), join(VECTORS_DIR, identityKey(identity), LOG_FILE)];
+  const problems = [...result.problems];
+  if (result.count < manifest.counts.vectors) problems.push(`the manifest counts ${manifest.counts.vectors} vectors, the log holds ${result.count}`);
+  return { problems, checked, notes: result.notes };
+}

@@ -1,0 +1,181 @@
+import { createRequire } from 'node:module';
+import type { IndexView, VectorSet } from '../store/backend.js';
+
+/** Marks a dead doc in `docOrder`. */
+const DEAD = 0xffffffff;
+
+/**
+ * From this many vectors on, nearest neighbours come from an HNSW graph (usearch) instead of a
+ * scan of every vector: measured in docs/benchmarks.md ("Semantic layer"), where the exact scan
+ * stays inside the query budget below it.
+ */
+export const ANN_FROM = 50_000;
+
+/** Nearest chunks to a query vector, best first. */
+export interface Neighbours {
+  readonly docs: number[];
+  /** Cosine similarity of each. */
+  readonly sims: number[];
+}
+
+/** The subset of usearch's Index this module uses. */
+interface AnnIndex {
+  add(keys: BigUint64Array, vectors: Float32Array): void;
+  search(vector: Float32Array, k: number): { keys: BigUint64Array; distances: Float32Array };
+}
+
+/**
+ * The vectors of one index generation's live chunks, packed as a matrix (row r is doc `docs[r]`),
+ * with nearest-neighbour search: an exact scan below ANN_FROM rows, an HNSW graph built on first
+ * use above it. Built per (generation, vector set) and reused by every query on them.
+ */
+export class DocVectors {
+  private ann: AnnIndex | null | undefined;
+  private rowOf: Map<number, number> | undefined;
+
+  private constructor(
+    readonly dim: number,
+    /** The doc of each row. */
+    readonly docs: Uint32Array,
+    readonly matrix: Float32Array,
+    /** Live chunks of the generation (rows ≤ live: the rest have no vector yet). */
+    readonly live: number,
+    private readonly annFrom: number,
+  ) {}
+
+  /** Pack the vectors `set` holds for the live chunks of `view`. */
+  static build(view: IndexView, set: VectorSet, annFrom = ANN_FROM): DocVectors {
+    const hashes = view.chunkHashes();
+    const dim = set.dim;
+    const docs: number[] = [];
+    const records: number[] = [];
+    let live = 0;
+    for (let doc = 0; doc < view.docCount; doc++) {
+      if (view.docOrder[doc] === DEAD) continue;
+      live++;
+      const record = set.find(hashes.subarray(doc * 32, doc * 32 + 32));
+      if (record < 0) continue;
+      docs.push(doc);
+      records.push(record);
+    }
+    const matrix = new Float32Array(docs.length * dim);
+    records.forEach((record, r) => matrix.set(set.data.subarray(record * dim, record * dim + dim), r * dim));
+    return new DocVectors(dim, Uint32Array.from(docs), matrix, live, annFrom);
+  }
+
+  /** Rows held (live chunks with a vector). */
+  get count(): number {
+    return this.docs.length;
+  }
+
+  /** Cosine similarity of one doc to a query (0 when the doc has no vector). */
+  similarity(doc: number, query: Float32Array): number {
+    this.rowOf ??= new Map(Array.from(this.docs, (d, r) => [d, r]));
+    const r = this.rowOf.get(doc);
+    if (r === undefined) return 0;
+    let sim = 0;
+    const base = r * this.dim;
+    for (let d = 0; d < this.dim; d++) sim += this.matrix[base + d]! * query[d]!;
+    return sim;
+  }
+
+  /** Whether queries go through the HNSW graph. */
+  get approximate(): boolean {
+    return this.count >= this.annFrom && this.annIndex() !== null;
+  }
+
+  /** The `k` docs nearest to `query` (unit length) that `allow` accepts. */
+  nearest(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours {
+    if (k <= 0 || this.count === 0) return { docs: [], sims: [] };
+    if (this.count >= this.annFrom) {
+      const found = this.nearestApproximate(query, k, allow);
+      if (found) return found;
+    }
+    return this.nearestExact(query, k, allow);
+  }
+
+  /** Every row's similarity, then a bounded selection: the reference the graph is measured against. */
+  nearestExact(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours {
+    const { dim, matrix, docs } = this;
+    const heapDocs: number[] = [];
+    const heapSims: number[] = [];
+    // A worst-first heap of the best k so far.
+    const swap = (a: number, b: number): void => {
+      [heapDocs[a], heapDocs[b]] = [heapDocs[b]!, heapDocs[a]!];
+      [heapSims[a], heapSims[b]] = [heapSims[b]!, heapSims[a]!];
+    };
+    const worse = (a: number, b: number): boolean => heapSims[a]! < heapSims[b]! || (heapSims[a] === heapSims[b] && heapDocs[a]! > heapDocs[b]!);
+    for (let r = 0; r < docs.length; r++) {
+      let sim = 0;
+      const base = r * dim;
+      for (let d = 0; d < dim; d++) sim += matrix[base + d]! * query[d]!;
+      if (heapDocs.length === k && sim <= heapSims[0]!) continue;
+      const doc = docs[r]!;
+      if (allow && !allow(doc)) continue;
+      if (heapDocs.length < k) {
+        heapDocs.push(doc);
+        heapSims.push(sim);
+        for (let i = heapDocs.length - 1; i > 0; ) {
+          const parent = (i - 1) >> 1;
+          if (!worse(i, parent)) break;
+          swap(i, parent);
+          i = parent;
+        }
+        continue;
+      }
+      heapDocs[0] = doc;
+      heapSims[0] = sim;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const rr = l + 1;
+        let m = i;
+        if (l < k && worse(l, m)) m = l;
+        if (rr < k && worse(rr, m)) m = rr;
+        if (m === i) break;
+        swap(i, m);
+        i = m;
+      }
+    }
+    const order = heapDocs.map((_, i) => i).sort((a, b) => heapSims[b]! - heapSims[a]! || heapDocs[a]! - heapDocs[b]!);
+    return { docs: order.map((i) => heapDocs[i]!), sims: order.map((i) => heapSims[i]!) };
+  }
+
+  /** Through the graph; undefined when it is unavailable or a filter left too few (the caller scans instead). */
+  private nearestApproximate(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours | undefined {
+    const index = this.annIndex();
+    if (!index) return undefined;
+    // A filter (glob, language) can reject most neighbours: ask for more, and scan when that is not enough.
+    const want = Math.min(this.count, allow ? k * 8 : k);
+    const found = index.search(query, want);
+    const docs: number[] = [];
+    const sims: number[] = [];
+    for (let i = 0; i < found.keys.length && docs.length < k; i++) {
+      const doc = this.docs[Number(found.keys[i]!)]!;
+      if (allow && !allow(doc)) continue;
+      docs.push(doc);
+      sims.push(1 - found.distances[i]!);
+    }
+    return docs.length < k && found.keys.length < this.count ? undefined : { docs, sims };
+  }
+
+  /** The HNSW graph over every row, built on first use; null when usearch cannot load here. */
+  private annIndex(): AnnIndex | null {
+    if (this.ann !== undefined) return this.ann;
+    const usearch = loadUsearch();
+    if (!usearch) return (this.ann = null);
+    const index = new usearch.Index({ metric: 'ip', dimensions: this.dim, connectivity: 16, expansion_add: 128, expansion_search: 64 });
+    const keys = new BigUint64Array(this.count);
+    for (let r = 0; r < this.count; r++) keys[r] = BigInt(r);
+    index.add(keys, this.matrix);
+    return (this.ann = index);
+  }
+}
+
+/** usearch's module, or null when it is not installed or its binary does not load on this platform. */
+function loadUsearch(): { Index: new (options: Record<string, unknown>) => AnnIndex } | null {
+  try {
+    return createRequire(import.meta.url)('usearch') as { Index: new (options: Record<string, unknown>) => AnnIndex };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { RepodexError } from '../core/errors.js';
+import { crc32 } from '../core/crc32.js';
+import { tokenize } from '../text/tokenizer.js';
+import { normalize } from './embedder.js';
+
+/**
+ * A static embedding table in the Model2Vec style: every vocabulary term has a vector and a
+ * weight; a text's vector is the weighted sum of its terms' vectors (sublinear term frequency ×
+ * weight), unit length. Embedding costs a tokenize and a few hundred multiply-adds per term: no
+ * model runs. Terms come from the shared tokenizer, so the table speaks the index's language
+ * (`parseHTTPHeader` → `parsehttpheader`, `parse`, `http`, `header`).
+ */
+export class StaticTable {
+  private readonly rows: Map<string, number>;
+
+  constructor(
+    readonly terms: readonly string[],
+    readonly weights: Float32Array,
+    /** terms.length × dim, row-major. */
+    readonly vectors: Float32Array,
+    readonly dim: number,
+  ) {
+    if (weights.length !== terms.length || vectors.length !== terms.length * dim) throw new RepodexError('INTERNAL', 'static table: sizes disagree');
+    this.rows = new Map(terms.map((term, i) => [term, i]));
+  }
+
+  /** How many vocabulary terms the table has. */
+  get size(): number {
+    return this.terms.length;
+  }
+
+  /** A text's vector: Σ (1 + ln tf) · weight · row over its known terms, unit length (zero when it has none). */
+  embed(text: string): Float32Array {
+    const counts = new Map<number, number>();
+    for (const term of tokenize(text)) {
+      const row = this.rows.get(term);
+      if (row !== undefined) counts.set(row, (counts.get(row) ?? 0) + 1);
+    }
+    const out = new Float32Array(this.dim);
+    const { dim, vectors, weights } = this;
+    for (const [row, tf] of counts) {
+      const w = (1 + Math.log(tf)) * weights[row]!;
+      const base = row * dim;
+      for (let d = 0; d < dim; d++) out[d]! += w * vectors[base + d]!;
+    }
+    return normalize(out);
+  }
+
+  /** A short content hash: what the embedder's model name carries, so a retrained table is a different model. */
+  fingerprint(): string {
+    const hash = createHash('sha256');
+    hash.update(this.terms.join('\n'));
+    hash.update(new Uint8Array(this.weights.buffer, this.weights.byteOffset, this.weights.byteLength));
+    hash.update(new Uint8Array(this.vectors.buffer, this.vectors.byteOffset, this.vectors.byteLength));
+    return hash.digest('hex').slice(0, 12);
+  }
+
+  /**
+   * Bytes on disk (little-endian): magic `RPDXSTAT`, u32 version, u32 dim, u32 term count, u32
+   * byte length of the terms block, u32 trained-on chunk count, the terms (UTF-8, newline
+   * separated), weights (f32 × terms), vectors (f32 × terms × dim), then a CRC-32 of everything
+   * before it.
+   */
+  serialize(trainedOn: number): Uint8Array {
+    const termBytes = Buffer.from(this.terms.join('\n'), 'utf8');
+    const headerLength = 8 + 5 * 4;
+    const pad = (4 - ((headerLength + termBytes.length) % 4)) % 4;
+    const total = headerLength + termBytes.length + pad + this.weights.byteLength + this.vectors.byteLength + 4;
+    const out = Buffer.alloc(total);
+    out.write(TABLE_MAGIC, 0, 'latin1');
+    out.writeUInt32LE(TABLE_VERSION, 8);
+    out.writeUInt32LE(this.dim, 12);
+    out.writeUInt32LE(this.terms.length, 16);
+    out.writeUInt32LE(termBytes.length, 20);
+    out.writeUInt32LE(trainedOn, 24);
+    termBytes.copy(out, headerLength);
+    let at = headerLength + termBytes.length + pad;
+    out.set(new Uint8Array(this.weights.buffer, this.weights.byteOffset, this.weights.byteLength), at);
+    at += this.weights.byteLength;
+    out.set(new Uint8Array(this.vectors.buffer, this.vectors.byteOffset, this.vectors.byteLength), at);
+    at += this.vectors.byteLength;
+    out.writeUInt32LE(crc32(out.subarray(0, at)), at);
+    return out;
+  }
+
+  /** Read what `serialize` wrote; throws INDEX_CORRUPT on any damage. */
+  static deserialize(bytes: Uint8Array, name: string): { table: StaticTable; trainedOn: number } {
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const damaged = (why: string) => new RepodexError('INDEX_CORRUPT', `${name}: ${why}`);
+    if (buf.length < 32 || buf.toString('latin1', 0, 8) !== TABLE_MAGIC) throw damaged('not an embedding table');
+    if (buf.readUInt32LE(8) !== TABLE_VERSION) throw damaged(`table version ${buf.readUInt32LE(8)}, expected ${TABLE_VERSION}`);
+    const end = buf.length - 4;
+    if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw damaged('checksum mismatch');
+    const dim = buf.readUInt32LE(12);
+    const count = buf.readUInt32LE(16);
+    const termLength = buf.readUInt32LE(20);
+    const trainedOn = buf.readUInt32LE(24);
+    const headerLength = 28;
+    const pad = (4 - ((headerLength + termLength) % 4)) % 4;
+    const weightsAt = headerLength + termLength + pad;
+    if (weightsAt + count * 4 * (1 + dim) !== end) throw damaged('sizes disagree');
+    const terms = count === 0 ? [] : buf.toString('utf8', headerLength, headerLength + termLength).split('\n');
+    if (terms.length !== count) throw damaged('term list is damaged');
+    const weights = new Float32Array(buf.buffer.slice(buf.byteOffset + weightsAt, buf.byteOffset + weightsAt + count * 4));
+    const vectors = new Float32Array(buf.buffer.slice(buf.byteOffset + weightsAt + count * 4, buf.byteOffset + end));
+    return { table: new StaticTable(terms, weights, vectors, dim), trainedOn };
+  }
+}
+
+const TABLE_MAGIC = 'RPDXSTAT';
+/**
+ * Log:
+ *   1 — first table: terms, weights, row-major f32 vectors, trailing CRC-32.
+ */
+const TABLE_VERSION = 1;
