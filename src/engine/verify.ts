@@ -1,6 +1,6 @@
 import { FEATURE_VERSION } from '../core/version.js';
 import { isRepodexError } from '../core/errors.js';
-import type { IndexStore } from '../store/backend.js';
+import type { IndexStore, IntegrityReport } from '../store/backend.js';
 
 /** The answer to `verify`. */
 export interface VerifyReport {
@@ -32,6 +32,48 @@ export async function verifyIndex(root: string, store: IndexStore): Promise<Veri
   }
   if (!meta) return { root, ok: false, indexed: false, generation: null, problems: ['no index: run `repodex sync`'], checked: [], warnings: [] };
   const report = await store.check({ deep: true });
+  const vectors = await verifyVectors(store, meta.generation);
   const warnings = meta.feature_version === FEATURE_VERSION ? [] : [`built with other rules (feature version ${meta.feature_version}, this repodex uses ${FEATURE_VERSION}): \`repodex sync\` rebuilds it`];
-  return { root, ok: report.problems.length === 0, indexed: true, generation: meta.generation, problems: report.problems, checked: report.checked, warnings: [...warnings, ...report.notes] };
+  const problems = [...report.problems, ...vectors.problems];
+  return {
+    root,
+    ok: problems.length === 0,
+    indexed: true,
+    generation: meta.generation,
+    problems,
+    checked: [...report.checked, ...vectors.checked],
+    warnings: [...warnings, ...report.notes, ...vectors.notes],
+  };
 }
+
+/**
+ * The semantic index (seed 003 `verify`): the manifest parses, every vector record's checksum
+ * holds, and — when the vectors were brought up to this generation — every live chunk has one.
+ * Vectors behind the lexical index are a note (the next sync embeds the rest), not damage.
+ */
+async function verifyVectors(store: IndexStore, generation: number): Promise<IntegrityReport> {
+  const report = await store.checkVectors();
+  if (report.problems.length > 0 || report.checked.length === 0) return report;
+  const manifest = store.readVectorManifest()!;
+  const set = await store.vectors({ engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' }).load();
+  const view = await store.open();
+  const hashes = view.chunkHashes();
+  let live = 0;
+  let covered = 0;
+  for (let doc = 0; doc < view.docCount; doc++) {
+    if (view.docOrder[doc] === DEAD) continue;
+    live++;
+    if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
+  }
+  const problems = [...report.problems];
+  const notes = [...report.notes];
+  if (covered < live) {
+    const line = `vectors cover ${covered} of ${live} chunks`;
+    if (manifest.generation === generation && manifest.counts.vectors === live) problems.push(`${line}, though the manifest counts ${manifest.counts.vectors}: run \`repodex sync\` to embed them again`);
+    else notes.push(`${line} (embedding is behind the index): \`repodex sync\` embeds the rest`);
+  }
+  return { problems, checked: report.checked, notes };
+}
+
+/** Marks a dead doc in `docOrder`. */
+const DEAD = 0xffffffff;

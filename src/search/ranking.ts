@@ -39,7 +39,7 @@ export interface RankingProfile {
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, forms: 0.5, formsUpTo: 8, vector: 1, fusion: 0, rrfK: 60 };
+export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, forms: 0.5, formsUpTo: 8, vector: 0.25, fusion: 0, rrfK: 60 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
 export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, history: 0, mention: 0, aux: 1, forms: 0, formsUpTo: 0, vector: 1, fusion: 0, rrfK: 60 };

@@ -68,7 +68,7 @@ const TOOLS: readonly ToolSpec[] = [
     name: 'repo.search',
     op: 'search',
     description:
-      'Ranked code chunks for a query in English words or identifiers ("where is the retry handled", "parseConfig"): path, line range, the lines that matched, the declaration they sit in, score, and why (matched terms, then signals such as path:T or history:T). Pasted bug reports and stack traces work as queries. At most 2 results per file. Read more with repo.open_file using the line range. file_glob narrows to paths such as "src/**/*.py".',
+      'Ranked code chunks for a query in English words or identifiers ("where is the retry handled", "parseConfig"): path, line range, the lines that matched, the declaration they sit in, score, and why (matched terms, then signals such as path:T or history:T). Pasted bug reports and stack traces work as queries. At most 2 results per file. Read more with repo.open_file using the line range. file_glob narrows to paths such as "src/**/*.py". mode: bm25 (default, measured best), vector (nearest chunk embeddings: for questions that name no identifier) or hybrid (both fused; why then carries vector:SIM); vector and hybrid answer with bm25 and a warning until the chunks are embedded.',
     input: z.strictObject({
       query: z.string().check(z.minLength(1), z.maxLength(65_536)),
       mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),

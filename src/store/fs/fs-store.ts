@@ -232,6 +232,8 @@ export class FsStore implements IndexStore {
   collectGarbage(keep: ReadonlySet<string>): void {
     const names = this.list();
     sweepLockLeftovers(this.lockPath, names);
+    // An embedding run killed while taking its lock leaves the same kind of files beside vectors.lock.
+    sweepLockLeftovers(this.vectorLockPath, names);
     for (const name of names) {
       const isIndexFile = GENERATION_FILE.test(name) || SEGMENT_FILE.test(name);
       const isTemp = TEMP_FILE.test(name) && !name.endsWith(`.tmp-${process.pid}`) && !name.startsWith('lock');
@@ -263,7 +265,8 @@ export class FsStore implements IndexStore {
       }
     }
     const stray = this.list().some(
-      (name) => ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) || TEMP_FILE.test(name) || isLockLeftover(name, this.lockPath),
+      (name) =>
+        ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) || TEMP_FILE.test(name) || isLockLeftover(name, this.lockPath) || isLockLeftover(name, this.vectorLockPath),
     );
     if (stray) this.collectGarbage(keep);
   }
@@ -402,7 +405,15 @@ export class FsStore implements IndexStore {
   async clean(): Promise<string[]> {
     const removed: string[] = [];
     for (const name of this.list()) {
-      if (GENERATION_FILE.test(name) || SEGMENT_FILE.test(name) || name === 'meta.json' || name === CACHE_FILE || TEMP_FILE.test(name) || isLockLeftover(name, this.lockPath)) {
+      if (
+        GENERATION_FILE.test(name) ||
+        SEGMENT_FILE.test(name) ||
+        name === 'meta.json' ||
+        name === CACHE_FILE ||
+        TEMP_FILE.test(name) ||
+        isLockLeftover(name, this.lockPath) ||
+        isLockLeftover(name, this.vectorLockPath)
+      ) {
         rmSync(this.path(name), { force: true });
         removed.push(name);
       }

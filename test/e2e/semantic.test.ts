@@ -1,0 +1,207 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/compose.js';
+import { startFakeEmbeddingServer } from '../../src/vector/providers/fake-openai-server.js';
+import { writeTinyOnnxModel } from '../../src/vector/providers/tiny-onnx-model.js';
+import { makeRepo, runCli, tempDir } from '../helpers.js';
+
+const TOPICS = [
+  ['upload', 'resume', 'chunk', 'offset', 'partial', 'transfer'],
+  ['cookie', 'session', 'expires', 'domain', 'httponly', 'secure'],
+  ['retry', 'backoff', 'attempt', 'delay', 'jitter', 'giveup'],
+  ['parser', 'token', 'grammar', 'syntax', 'lexer', 'ast'],
+  ['cache', 'evict', 'lru', 'capacity', 'stale', 'hit'],
+  ['render', 'template', 'layout', 'widget', 'paint', 'frame'],
+];
+
+/** A repository of 72 small files (one chunk each), each about one topic: enough chunks for the builtin embedder to learn from. */
+function topicRepo(): string {
+  const files: Record<string, string> = {};
+  for (let f = 0; f < 72; f++) {
+    const words = TOPICS[f % TOPICS.length]!;
+    const fns = [0, 1, 2].map((i) => {
+      const [a, b, c, d] = [words[(i + f) % 6]!, words[(i + f + 1) % 6]!, words[(i + f + 2) % 6]!, words[(i + f + 3) % 6]!];
+      return [
+        `/** Handles the ${a} and ${b} of a ${c}. */`,
+        `export function ${a}${b[0]!.toUpperCase()}${b.slice(1)}${f}_${i}(${c}: number, ${d}: string): string {`,
+        `  const ${a}Value = ${c} + ${f};`,
+        `  // the ${d} decides the ${b}`,
+        `  return ${d}.repeat(${a}Value) + '${b}';`,
+        '}',
+        '',
+      ].join('\n');
+    });
+    files[`src/${TOPICS[f % TOPICS.length]![0]}/mod${f}.ts`] = fns.join('\n');
+  }
+  return makeRepo(files);
+}
+
+interface SyncJson {
+  chunks_total: number;
+  embeddings?: { embedded: number; reused: number; vectors: number; chunks: number; trained: boolean; engine: string; model: string } | { error: string };
+}
+
+interface SearchJson {
+  mode: string;
+  results: { path: string; why: string[] }[];
+  warnings: string[];
+}
+
+function embedded(summary: SyncJson): Exclude<SyncJson['embeddings'], { error: string } | undefined> {
+  const e = summary.embeddings;
+  if (!e || 'error' in e) throw new Error(`no embedding summary: ${JSON.stringify(e)}`);
+  return e;
+}
+
+describe('semantic layer: the builtin embedder, for real, through the CLI', () => {
+  it('learns from the repository, embeds every chunk once, and serves vector and hybrid searches', () => {
+    const root = topicRepo();
+    const first = runCli(['sync', '--json', '--root', root]).json<SyncJson>();
+    const e1 = embedded(first);
+    expect(e1.engine).toBe('builtin');
+    expect(e1.trained).toBe(true);
+    expect(e1.vectors).toBe(first.chunks_total);
+    expect(e1.embedded).toBe(first.chunks_total);
+
+    // Nothing changed: every vector is reused, nothing embedded again; so after --force.
+    expect(embedded(runCli(['sync', '--json', '--root', root]).json<SyncJson>())).toMatchObject({ embedded: 0, reused: first.chunks_total });
+    const forced = embedded(runCli(['sync', '--force', '--json', '--root', root]).json<SyncJson>());
+    expect(forced).toMatchObject({ embedded: 0, trained: false });
+
+    const vector = runCli(['search', 'continue a partial transfer', '--mode', 'vector', '--json', '--root', root]).json<SearchJson>();
+    expect(vector.mode).toBe('vector');
+    expect(vector.warnings).toEqual([]);
+    expect(vector.results[0]!.path).toMatch(/^src\/upload\//);
+    expect(vector.results[0]!.why[0]).toMatch(/^vector:[01]\.\d\d$/);
+
+    const hybrid = runCli(['search', 'resume an upload', '--mode', 'hybrid', '--json', '--root', root]).json<SearchJson>();
+    expect(hybrid.mode).toBe('hybrid');
+    expect(hybrid.results[0]!.path).toMatch(/^src\/upload\//);
+    expect(hybrid.results.some((hit) => hit.why.some((entry) => entry.startsWith('vector:')))).toBe(true);
+
+    // A one-file edit embeds only that file's changed chunk.
+    const edited = join(root, 'src/cookie/mod1.ts');
+    writeFileSync(edited, `${readFileSync(edited, 'utf8')}// the domain of a cookie, once more\n`);
+    const after = embedded(runCli(['sync', '--json', '--root', root]).json<SyncJson>());
+    expect(after.embedded).toBe(1);
+    expect(after.vectors).toBe(after.chunks);
+  });
+
+  it('shows seed 003 status, answers the index aliases, and verify catches damaged vectors', () => {
+    const root = topicRepo();
+    const build = runCli(['index', 'build', '--json', '--root', root]);
+    expect(build.code).toBe(0);
+    const query = runCli(['index', 'query', 'cookie session expiry', '-k', '3', '--show-snippets', '--json', '--root', root]).json<SearchJson>();
+    expect(query.mode).toBe('hybrid');
+    expect(query.results.length).toBe(3);
+    runCli(['index', 'query', 'zzzqqq nothing matches', '--mode', 'bm25', '--json', '--root', root]);
+    const status = runCli(['index', 'status', '--json', '--root', root]).json<{ semantic: { state: string; vectors: number; chunks: number; model: string; analytics: { queries: number; hits: number; misses: number } } }>();
+    expect(status.semantic).toMatchObject({ state: 'ready', analytics: { queries: 2, hits: 1, misses: 1 } });
+    expect(status.semantic.vectors).toBe(status.semantic.chunks);
+    const analytics = JSON.parse(readFileSync(join(root, '.repodex/analytics.json'), 'utf8')) as Record<string, unknown>;
+    expect(analytics).toMatchObject({ queries: 2, hits: 1, misses: 1 });
+    expect(typeof analytics.last_query_ts).toBe('string');
+    const human = runCli(['status', '--root', root]).stdout;
+    expect(human).toMatch(/vectors\s+Ready/);
+    expect(human).toMatch(/model\s+builtin repo-lsa-128@[0-9a-f]{12} \(128-D\)/);
+    const manifest = JSON.parse(readFileSync(join(root, '.repodex/vectors/manifest.json'), 'utf8')) as Record<string, unknown>;
+    expect(Object.keys(manifest)).toEqual(expect.arrayContaining(['version', 'engine', 'model', 'dim', 'metric', 'chunk', 'repo', 'counts', 'created_at', 'last_refresh']));
+    expect(runCli(['index', 'verify', '--root', root]).code).toBe(0);
+
+    // Flip a byte inside the first vector record: verify names the log and exits 1.
+    const log = join(root, '.repodex/vectors', `builtin-${String(manifest.model).replace(/[^A-Za-z0-9._@-]+/g, '_')}-128`, 'vectors.bin');
+    const bytes = readFileSync(log);
+    bytes[16 + 40] = bytes[16 + 40]! ^ 0xff;
+    writeFileSync(log, bytes);
+    const verify = runCli(['verify', '--json', '--root', root]);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toMatch(/vectors\.bin/);
+    // The next sync re-embeds what the damage cost.
+    const repaired = embedded(runCli(['sync', '--json', '--root', root]).json<SyncJson>());
+    expect(repaired.vectors).toBe(repaired.chunks);
+    expect(runCli(['index', 'clean', '--json', '--root', root]).code).toBe(0);
+    expect(runCli(['status', '--json', '--root', root]).json<{ semantic: { state: string } }>().semantic.state).toBe('missing');
+  });
+
+  it('answers vector and hybrid with bm25 and says why when there are no vectors', () => {
+    const root = topicRepo();
+    const off = runCli(['search', 'resume an upload', '--mode', 'hybrid', '--json', '--root', root]).json<SearchJson>();
+    expect(off.mode).toBe('bm25');
+    expect(off.warnings.join(' ')).toMatch(/no chunk vectors .* run `repodex sync`/);
+    expect(off.results.length).toBeGreaterThan(0);
+  });
+});
+
+describe('semantic layer: an OpenAI-compatible endpoint', () => {
+  it('embeds each new chunk once: a one-file edit sends only that file\'s new chunks', async () => {
+    const server = await startFakeEmbeddingServer({ dim: 32 });
+    try {
+      const root = topicRepo();
+      makeRepo({ '.repodex/config.json': JSON.stringify({ embeddings: { provider: 'openai', url: `${server.url}/v1`, model: 'fake-embed', dim: 32 } }) }, root);
+      const engine = createEngine({ root });
+      const first = await engine.sync();
+      expect(embedded(first as SyncJson)).toMatchObject({ engine: 'openai', model: 'fake-embed', embedded: first.chunks_total });
+      expect(server.inputs.length).toBe(first.chunks_total);
+
+      const again = await engine.sync({ force: true });
+      expect(embedded(again as SyncJson).embedded).toBe(0);
+      expect(server.inputs.length).toBe(first.chunks_total);
+
+      const edited = join(root, 'src/retry/mod2.ts');
+      const text = readFileSync(edited, 'utf8').replace(/\/\*\* Handles/g, '/** Newly handles');
+      writeFileSync(edited, text);
+      const before = server.inputs.length;
+      const after = await engine.sync();
+      const sent = server.inputs.slice(before);
+      // The file is one chunk: one new chunk, one text sent.
+      expect(after.chunks_created).toBe(1);
+      expect(sent.length).toBe(1);
+      for (const input of sent) expect(text).toContain(input);
+
+      const hybrid = await engine.search({ q: 'retry with backoff', mode: 'hybrid' });
+      expect(hybrid.mode).toBe('hybrid');
+      expect(hybrid.warnings).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a down endpoint never fails the sync or the search', async () => {
+    const server = await startFakeEmbeddingServer({ dim: 16, status: 500 });
+    try {
+      const root = topicRepo();
+      makeRepo({ '.repodex/config.json': JSON.stringify({ embeddings: { provider: 'openai', url: server.url, model: 'down', dim: 16, timeout_ms: 1000 } }) }, root);
+      const engine = createEngine({ root });
+      const summary = await engine.sync();
+      expect(summary.chunks_total).toBeGreaterThan(50);
+      expect(summary.embeddings && 'error' in summary.embeddings ? summary.embeddings.error : '').toMatch(/500/);
+      const report = await engine.search({ q: 'cookie session', mode: 'hybrid' });
+      expect(report.mode).toBe('bm25');
+      expect(report.results.length).toBeGreaterThan(0);
+      expect(report.warnings.join(' ')).toMatch(/embed/);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+});
+
+describe('semantic layer: a local ONNX model', () => {
+  it('embeds with a tiny model built here and serves vector searches', async () => {
+    const modelDir = join(tempDir(), 'tiny-model');
+    writeTinyOnnxModel(modelDir, { dim: 64 });
+    const root = topicRepo();
+    makeRepo({ '.repodex/config.json': JSON.stringify({ embeddings: { provider: 'onnx', model_path: modelDir } }) }, root);
+    const engine = createEngine({ root });
+    const summary = await engine.sync();
+    const e = embedded(summary as SyncJson);
+    expect(e.engine).toBe('onnx');
+    expect(e.vectors).toBe(summary.chunks_total);
+    const report = await engine.search({ q: 'cache evict capacity', mode: 'vector' });
+    expect(report.mode).toBe('vector');
+    expect(report.results.length).toBeGreaterThan(0);
+    expect(report.results[0]!.why[0]).toMatch(/^vector:/);
+    const status = await engine.status();
+    expect(status.semantic).toMatchObject({ state: 'ready', engine: 'onnx', dim: 64 });
+  }, 60_000);
+});
