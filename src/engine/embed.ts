@@ -37,6 +37,12 @@ export interface EmbedOptions {
 /** Marks a dead doc in `docOrder`. */
 const DEAD = 0xffffffff;
 
+/**
+ * The builtin embedder learns from at most this many chunks (every n-th): the dev set's repositories
+ * are below it; on a 100k-chunk tree learning from all of them took 1.5 GB, over seed 003's budget.
+ */
+const MAX_TRAINING_CHUNKS = 30_000;
+
 /** How many vectors one durable append carries: progress is never lost by more than this. */
 const APPEND_EVERY = 2048;
 
@@ -63,8 +69,11 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
     const { docs, hashes } = liveChunks(view);
     let trained = false;
     if (isLearning(embedder) && embedder.needsTraining(docs.length) && docs.length > 0) {
-      yield { type: 'train', chunks: docs.length };
-      const texts = await readChunkTexts(ctx, view, docs);
+      // A spread-out sample is enough to learn co-occurrence, and bounds memory and time on huge trees.
+      const step = Math.max(1, Math.ceil(docs.length / MAX_TRAINING_CHUNKS));
+      const sample = docs.filter((_, i) => i % step === 0);
+      yield { type: 'train', chunks: sample.length };
+      const texts = await readChunkTexts(ctx, view, sample);
       const known = [...texts.values()];
       try {
         await embedder.train(known);

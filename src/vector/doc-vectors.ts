@@ -6,10 +6,12 @@ const DEAD = 0xffffffff;
 
 /**
  * From this many vectors on, nearest neighbours come from an HNSW graph (usearch) instead of a
- * scan of every vector: measured in docs/benchmarks.md ("Semantic layer"), where the exact scan
- * stays inside the query budget below it.
+ * scan of every vector. Measured (docs/benchmarks.md, "Semantic layer"): the scan of 128-D vectors
+ * costs ~7 ms at 25k and ~28 ms at 100k, inside the query budget; the graph answers in well under a
+ * millisecond at recall@10 ≥ 0.95 but is built when first used (~2 s per 25k vectors), so below
+ * this size the scan is faster end to end.
  */
-export const ANN_FROM = 50_000;
+export const ANN_FROM = 150_000;
 
 /** Nearest chunks to a query vector, best first. */
 export interface Neighbours {
@@ -32,6 +34,8 @@ interface AnnIndex {
 export class DocVectors {
   private ann: AnnIndex | null | undefined;
   private rowOf: Map<number, number> | undefined;
+  /** For the graph: the rows holding each distinct vector (identical chunks share one graph node). */
+  private groups: { first: Uint32Array; rows: Uint32Array; start: Uint32Array } | undefined;
 
   private constructor(
     readonly dim: number,
@@ -41,6 +45,8 @@ export class DocVectors {
     /** Live chunks of the generation (rows ≤ live: the rest have no vector yet). */
     readonly live: number,
     private readonly annFrom: number,
+    /** The vector record of each row (equal records = identical chunk text). */
+    private readonly records: Uint32Array,
   ) {}
 
   /** Pack the vectors `set` holds for the live chunks of `view`. */
@@ -60,7 +66,14 @@ export class DocVectors {
     }
     const matrix = new Float32Array(docs.length * dim);
     records.forEach((record, r) => matrix.set(set.data.subarray(record * dim, record * dim + dim), r * dim));
-    return new DocVectors(dim, Uint32Array.from(docs), matrix, live, annFrom);
+    return new DocVectors(dim, Uint32Array.from(docs), matrix, live, annFrom, Uint32Array.from(records));
+  }
+
+  /** Vectors as rows of their own (doc = row): for measuring the graph against the scan on any data. */
+  static fromRows(dim: number, matrix: Float32Array, annFrom = ANN_FROM): DocVectors {
+    const n = matrix.length / dim;
+    const rows = Uint32Array.from({ length: n }, (_, i) => i);
+    return new DocVectors(dim, rows, matrix, n, annFrom, rows);
   }
 
   /** Rows held (live chunks with a vector). */
@@ -145,28 +158,57 @@ export class DocVectors {
     const index = this.annIndex();
     if (!index) return undefined;
     // A filter (glob, language) can reject most neighbours: ask for more, and scan when that is not enough.
-    const want = Math.min(this.count, allow ? k * 8 : k);
+    const groups = this.groups!;
+    const want = Math.min(groups.first.length, allow ? k * 8 : k);
     const found = index.search(query, want);
     const docs: number[] = [];
     const sims: number[] = [];
     for (let i = 0; i < found.keys.length && docs.length < k; i++) {
-      const doc = this.docs[Number(found.keys[i]!)]!;
-      if (allow && !allow(doc)) continue;
-      docs.push(doc);
-      sims.push(1 - found.distances[i]!);
+      const group = Number(found.keys[i]!);
+      for (let j = groups.start[group]!; j < groups.start[group + 1]! && docs.length < k; j++) {
+        const doc = this.docs[groups.rows[j]!]!;
+        if (allow && !allow(doc)) continue;
+        docs.push(doc);
+        sims.push(1 - found.distances[i]!);
+      }
     }
-    return docs.length < k && found.keys.length < this.count ? undefined : { docs, sims };
+    return docs.length < k && found.keys.length < groups.first.length ? undefined : { docs, sims };
   }
 
-  /** The HNSW graph over every row, built on first use; null when usearch cannot load here. */
+  /**
+   * The HNSW graph over every distinct vector, built on first use; null when usearch cannot load
+   * here. Identical chunks (copied files, licence headers) share a node: a graph full of exact
+   * duplicates loses recall, and a node per distinct vector is also a smaller graph.
+   */
   private annIndex(): AnnIndex | null {
     if (this.ann !== undefined) return this.ann;
     const usearch = loadUsearch();
     if (!usearch) return (this.ann = null);
-    const index = new usearch.Index({ metric: 'ip', dimensions: this.dim, connectivity: 16, expansion_add: 128, expansion_search: 64 });
-    const keys = new BigUint64Array(this.count);
-    for (let r = 0; r < this.count; r++) keys[r] = BigInt(r);
-    index.add(keys, this.matrix);
+    const byRecord = new Map<number, number[]>();
+    this.records.forEach((record, row) => {
+      const rows = byRecord.get(record);
+      if (rows) rows.push(row);
+      else byRecord.set(record, [row]);
+    });
+    const first = new Uint32Array(byRecord.size);
+    const start = new Uint32Array(byRecord.size + 1);
+    const rows = new Uint32Array(this.count);
+    let group = 0;
+    let at = 0;
+    for (const members of byRecord.values()) {
+      first[group] = members[0]!;
+      start[group] = at;
+      for (const row of members) rows[at++] = row;
+      group++;
+    }
+    start[group] = at;
+    this.groups = { first, rows, start };
+    const vectors = new Float32Array(first.length * this.dim);
+    first.forEach((row, g) => vectors.set(this.matrix.subarray(row * this.dim, row * this.dim + this.dim), g * this.dim));
+    const index = new usearch.Index({ metric: 'ip', dimensions: this.dim, connectivity: 16, expansion_add: 128, expansion_search: 256 });
+    const keys = new BigUint64Array(first.length);
+    for (let g = 0; g < first.length; g++) keys[g] = BigInt(g);
+    index.add(keys, vectors);
     return (this.ann = index);
   }
 }
