@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { chunkHash } from '../chunk/chunker.js';
 import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
-import type { IndexStore, IndexView, VectorManifest } from '../store/backend.js';
+import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import { type Embedder, isLearning } from '../vector/embedder.js';
 import type { RepoContext } from './context.js';
@@ -34,9 +34,6 @@ export interface EmbedOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-/** Marks a dead doc in `docOrder`. */
-const DEAD = 0xffffffff;
-
 /**
  * The builtin embedder learns from at most this many chunks (every n-th): the dev set's repositories
  * are below it; on a 100k-chunk tree learning from all of them took 1.5 GB, over seed 003's budget.
@@ -50,7 +47,7 @@ const APPEND_EVERY = 2048;
 function liveChunks(view: IndexView): { docs: number[]; hashes: Uint8Array } {
   const hashes = view.chunkHashes();
   const docs: number[] = [];
-  for (let doc = 0; doc < view.docCount; doc++) if (view.docOrder[doc] !== DEAD) docs.push(doc);
+  for (let doc = 0; doc < view.docCount; doc++) if (view.docOrder[doc] !== DEAD_DOC) docs.push(doc);
   return { docs, hashes };
 }
 

@@ -242,6 +242,17 @@ export class Engine {
     return { ...report, semantic, repo_root: report.root, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
   }
 
+  /** The vectors of a generation's live chunks, packed once per (generation, vector log, model) for searches and status alike. */
+  private async docVectors(view: IndexView, embedder: Embedder): Promise<DocVectors> {
+    const store = this.store.vectors(embedder);
+    const stamp = store.stamp();
+    const memo = this.vectorsMemo;
+    if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model) return memo.vectors;
+    const vectors = DocVectors.build(view, await store.load());
+    this.vectorsMemo = { view, stamp, model: embedder.model, vectors };
+    return vectors;
+  }
+
   /** Seed 003's panel: state of the vectors against the current generation, model, size, analytics. */
   private async semanticStatus(ctx: RepoContext): Promise<SemanticStatus> {
     this.analytics.flush();
@@ -268,7 +279,7 @@ export class Engine {
     if (!manifest || manifest.engine !== embedder.engine || manifest.model !== embedder.model || manifest.dim !== embedder.dim || !view) {
       return { state: running ? 'building' : 'missing', ...identity, ...base, chunks: view?.stats.chunkCount ?? 0, files: view?.stats.fileCount ?? 0 };
     }
-    const vectors = DocVectors.build(view, await this.store.vectors(embedder).load());
+    const vectors = await this.docVectors(view, embedder);
     const current = manifest.generation === view.meta.generation && vectors.count >= vectors.live;
     return {
       state: running ? 'building' : current ? 'ready' : 'stale',
@@ -409,14 +420,7 @@ export class Engine {
       return undefined;
     }
     if (!embedder) return undefined;
-    const store = this.store.vectors(embedder);
-    const stamp = store.stamp();
-    let memo = this.vectorsMemo;
-    if (!memo || memo.view !== view || memo.stamp !== stamp || memo.model !== embedder.model) {
-      memo = { view, stamp, model: embedder.model, vectors: DocVectors.build(view, await store.load()) };
-      this.vectorsMemo = memo;
-    }
-    const vectors = memo.vectors;
+    const vectors = await this.docVectors(view, embedder);
     const running = this.embedding !== undefined || (await this.store.embeddingRunning()) !== undefined;
     if (vectors.count === 0) {
       let made: string | undefined;

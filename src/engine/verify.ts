@@ -1,6 +1,7 @@
 import { FEATURE_VERSION } from '../core/version.js';
 import { isRepodexError } from '../core/errors.js';
 import type { IndexStore, IntegrityReport } from '../store/backend.js';
+import { DocVectors } from '../vector/doc-vectors.js';
 
 /** The answer to `verify`. */
 export interface VerifyReport {
@@ -56,15 +57,7 @@ async function verifyVectors(store: IndexStore, generation: number): Promise<Int
   if (report.problems.length > 0 || report.checked.length === 0) return report;
   const manifest = store.readVectorManifest()!;
   const set = await store.vectors({ engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' }).load();
-  const view = await store.open();
-  const hashes = view.chunkHashes();
-  let live = 0;
-  let covered = 0;
-  for (let doc = 0; doc < view.docCount; doc++) {
-    if (view.docOrder[doc] === DEAD) continue;
-    live++;
-    if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
-  }
+  const { count: covered, live } = DocVectors.build(await store.open(), set);
   const problems = [...report.problems];
   const notes = [...report.notes];
   if (covered < live) {
@@ -74,6 +67,3 @@ async function verifyVectors(store: IndexStore, generation: number): Promise<Int
   }
   return { problems, checked: report.checked, notes };
 }
-
-/** Marks a dead doc in `docOrder`. */
-const DEAD = 0xffffffff;

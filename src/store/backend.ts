@@ -4,6 +4,9 @@ import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
 import type { EmbedderIdentity } from '../vector/embedder.js';
 
+/** `docOrder` of a dead doc (a chunk of a file removed or replaced since its segment was written). */
+export const DEAD_DOC = 0xffffffff;
+
 /** The commit record of a generation, whatever the backend keeps it in. */
 export interface IndexMeta {
   readonly format_version: number;

@@ -1,8 +1,5 @@
 import { createRequire } from 'node:module';
-import type { IndexView, VectorSet } from '../store/backend.js';
-
-/** Marks a dead doc in `docOrder`. */
-const DEAD = 0xffffffff;
+import { DEAD_DOC, type IndexView, type VectorSet } from '../store/backend.js';
 
 /**
  * From this many vectors on, nearest neighbours come from an HNSW graph (usearch) instead of a
@@ -57,7 +54,7 @@ export class DocVectors {
     const records: number[] = [];
     let live = 0;
     for (let doc = 0; doc < view.docCount; doc++) {
-      if (view.docOrder[doc] === DEAD) continue;
+      if (view.docOrder[doc] === DEAD_DOC) continue;
       live++;
       const record = set.find(hashes.subarray(doc * 32, doc * 32 + 32));
       if (record < 0) continue;

@@ -272,12 +272,17 @@ export class FsStore implements IndexStore {
   }
 
   async lock(options: { waitMs?: number } = {}): Promise<HeldLock> {
+    return this.acquire(this.lockPath, options.waitMs ?? 0);
+  }
+
+  /** Take the lock at `path` (the writer's or the vectors'), creating `.repodex/` first. */
+  private acquire(path: string, waitMs: number): Promise<HeldLock> {
     try {
       mkdirSync(this.dataDir, { recursive: true });
     } catch (error) {
       throw new RepodexError('LOCK_DENIED', `cannot create ${this.dataDir}: ${errorMessage(error)}`);
     }
-    return acquireLock(this.lockPath, options.waitMs ?? 0);
+    return acquireLock(path, waitMs);
   }
 
   async syncRunning(): Promise<LockOwner | undefined> {
@@ -295,12 +300,7 @@ export class FsStore implements IndexStore {
   }
 
   async vectorLock(options: { waitMs?: number } = {}): Promise<HeldLock> {
-    try {
-      mkdirSync(this.dataDir, { recursive: true });
-    } catch (error) {
-      throw new RepodexError('LOCK_DENIED', `cannot create ${this.dataDir}: ${errorMessage(error)}`);
-    }
-    return acquireLock(this.vectorLockPath, options.waitMs ?? 0);
+    return this.acquire(this.vectorLockPath, options.waitMs ?? 0);
   }
 
   async embeddingRunning(): Promise<LockOwner | undefined> {

@@ -6,7 +6,7 @@ import { decodePostings } from '../../index/postings-builder.js';
 import { type Segment, forEachLiveFile } from '../../index/segment.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
-import type { Catalog, IndexMeta, IndexView } from '../backend.js';
+import { type Catalog, DEAD_DOC, type IndexMeta, type IndexView } from '../backend.js';
 
 /** Per-doc columns and corpus numbers, built on first use (a catalog-only reader never pays for them). */
 interface DocColumns {
@@ -17,7 +17,6 @@ interface DocColumns {
   readonly stats: CorpusStats;
 }
 
-const DEAD = 0xffffffff;
 
 /**
  * A generation of the embedded store: segments stacked in manifest order with their tombstones
@@ -101,7 +100,7 @@ export class FsIndexView implements IndexView {
     const docFile = new Uint32Array(this.docCount);
     const docTokens = new Uint32Array(this.docCount);
     const docLive = new Uint8Array(this.docCount);
-    const docOrder = new Uint32Array(this.docCount).fill(DEAD);
+    const docOrder = new Uint32Array(this.docCount).fill(DEAD_DOC);
     this.segments.forEach((segment, s) => {
       const files = segment.files;
       const fileBase = this.fileBase[s]!;
