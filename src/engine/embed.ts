@@ -73,7 +73,7 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       const texts = await readChunkTexts(ctx, view, sample);
       const known = [...texts.values()];
       try {
-        await embedder.train(known);
+        await embedder.train(known, docs.length);
         trained = true;
       } catch (error) {
         // Too small to learn from: no vectors, lexical search as before.

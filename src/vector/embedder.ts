@@ -49,8 +49,11 @@ export function normalize(vector: Float32Array): Float32Array {
 export interface LearningEmbedder extends Embedder {
   /** Whether training is due for an index of `chunks` live chunks (none yet, or the corpus doubled or halved). */
   needsTraining(chunks: number): boolean;
-  /** Learn from these chunk texts and keep what was learned. */
-  train(texts: readonly string[]): Promise<void>;
+  /**
+   * Learn from these chunk texts and keep what was learned. `chunks` is the size of the index they
+   * were sampled from: what `needsTraining` compares later indexes against.
+   */
+  train(texts: readonly string[], chunks: number): Promise<void>;
 }
 
 /** Whether an embedder learns from the repository. */

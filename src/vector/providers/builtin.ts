@@ -58,13 +58,13 @@ export class BuiltinEmbedder implements LearningEmbedder {
     return !this.table || chunks > this.trainedOn * 2 || chunks * 2 < this.trainedOn;
   }
 
-  async train(texts: readonly string[]): Promise<void> {
+  async train(texts: readonly string[], chunks: number): Promise<void> {
     const table = learnTable(texts, { dim: this.dim });
     mkdirSync(dirname(this.tablePath), { recursive: true });
-    writeFileAtomic(this.tablePath, table.serialize(texts.length), dirname(this.tablePath));
+    writeFileAtomic(this.tablePath, table.serialize(chunks), dirname(this.tablePath));
     this.table = table;
     this.fingerprint = table.fingerprint();
-    this.trainedOn = texts.length;
+    this.trainedOn = chunks;
   }
 
   async embed(texts: readonly string[], _kind: EmbedKind): Promise<Float32Array[]> {
