@@ -1,71 +1,135 @@
 #!/usr/bin/env node
-// Recall@10 of the HNSW path (usearch) against the exact scan, on a synced corpus's own vectors,
-// and the time each takes per query. Queries are real query embeddings: the corpus's terms in
-// one- to three-word combinations, embedded by the corpus's builtin embedder.
+// Recall@10 of the HNSW path against the exact scan, and the time each takes per query.
 //
-//   node --import tsx bench/ann-recall.mjs --root /work/scratch/sem/x8 [--queries 300] [--synthetic 100000]
+//   node --import tsx bench/ann-recall.mjs --root DIR [--queries 400] [--grid] [--synthetic N]
+//
+// DIR is a repository synced with the builtin embedder (`repodex sync`). By default it measures
+// what searches use: the graph the embedding run saved next to the vector log (built here first
+// if there is none), through DocVectors, against a scan of the same rows. `--grid` instead builds
+// throwaway graphs over the log's records for a grid of HNSW settings (how ANN_SETTINGS was
+// chosen). `--synthetic N` replaces the corpus by N distinct pseudo-chunks of 40 terms drawn from
+// its dictionary, embedded by its table: a large graph of distinct vectors from a small corpus.
+// Queries are the corpus's terms in one- to three-word combinations, embedded as queries.
 //
 // Runs from the sources (tsx), since it reaches below the engine to the vector index itself.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createStore } from '../src/compose.ts';
+import { identityKey } from '../src/store/fs/fs-vectors.ts';
+import { ANN_SETTINGS, AnnGraph } from '../src/vector/ann-graph.ts';
 import { DocVectors } from '../src/vector/doc-vectors.ts';
 import { BuiltinEmbedder } from '../src/vector/providers/builtin.ts';
 
 const argv = process.argv.slice(2);
-const root = argv[argv.indexOf('--root') + 1];
-const count = argv.includes('--queries') ? Number(argv[argv.indexOf('--queries') + 1]) : 300;
-if (!root || argv.indexOf('--root') < 0) throw new Error('--root DIR (a repository synced with the builtin embedder) is required');
+const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const root = option('--root');
+if (!root) throw new Error('--root DIR (a repository synced with the builtin embedder) is required');
+const count = Number(option('--queries', '400'));
+const synthetic = Number(option('--synthetic', '0'));
 
-const synthetic = argv.includes('--synthetic') ? Number(argv[argv.indexOf('--synthetic') + 1]) : 0;
 const store = createStore(root);
 const view = await store.open();
 const embedder = new BuiltinEmbedder(path.join(root, '.repodex', 'vectors', 'builtin-table.bin'));
-const set = await store.vectors(embedder).load();
-const started = performance.now();
-let ann;
-let exact;
+const vectors = store.vectors(embedder);
+const set = await vectors.load();
+const scratch = mkdtempSync(path.join(tmpdir(), 'repodex-ann-'));
+
+// The rows searched: the corpus's live chunks, or synthetic ones.
+let matrix;
+let rows;
 if (synthetic > 0) {
-  // `--synthetic N`: N distinct pseudo-chunks of 40 terms from the corpus's dictionary (Zipf-like
-  // draws), embedded by the corpus's table: a large graph of distinct vectors from a small corpus.
   const vocabulary = view.sampleTerms(20_000);
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296;
   const texts = Array.from({ length: synthetic }, () => Array.from({ length: 40 }, () => vocabulary[Math.floor(vocabulary.length * random() ** 2)]).join(' '));
-  const vectors = await embedder.embed(texts, 'document');
-  const matrix = new Float32Array(synthetic * embedder.dim);
-  vectors.forEach((v, i) => matrix.set(v, i * embedder.dim));
-  ann = DocVectors.fromRows(embedder.dim, matrix, 0);
-  exact = DocVectors.fromRows(embedder.dim, matrix, Number.MAX_SAFE_INTEGER);
+  matrix = new Float32Array(synthetic * embedder.dim);
+  (await embedder.embed(texts, 'document')).forEach((v, i) => matrix.set(v, i * embedder.dim));
+  rows = synthetic;
 } else {
-  ann = DocVectors.build(view, set, 0);
-  exact = DocVectors.build(view, set, Number.MAX_SAFE_INTEGER);
+  matrix = set.data;
+  rows = set.count;
 }
-const terms = view.sampleTerms(600);
-const texts = Array.from({ length: count }, (_, i) => [terms[i % terms.length], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' '));
-const queries = await embedder.embed(texts, 'query');
-const live = queries.filter((q) => q.some((x) => x !== 0));
-// The graph is built on the first query: time it apart.
-const buildStarted = performance.now();
-ann.nearest(live[0], 10);
-const buildMs = performance.now() - buildStarted;
-let hits = 0;
-let annMs = 0;
+
+const terms = view.sampleTerms(Math.max(600, count * 3));
+const texts = Array.from({ length: count * 2 }, (_, i) => [terms[i % terms.length], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' '));
+// Terms outside the table embed to zero and match nothing: not queries.
+const queries = (await embedder.embed(texts, 'query')).filter((q) => q.some((x) => x !== 0)).slice(0, count);
+const exact = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, undefined, Number.MAX_SAFE_INTEGER) : DocVectors.build(view, set, undefined, Number.MAX_SAFE_INTEGER);
 let exactMs = 0;
-for (const q of live) {
-  let t = performance.now();
-  const approximate = ann.nearest(q, 10);
-  annMs += performance.now() - t;
-  t = performance.now();
-  const truth = exact.nearest(q, 10);
+const truth = queries.map((q) => {
+  const t = performance.now();
+  const found = exact.nearest(q, 10);
   exactMs += performance.now() - t;
-  // Ties: a doc whose similarity equals the 10th true one counts as found (duplicate chunks share vectors).
-  const floor = truth.sims[truth.sims.length - 1] - 1e-6;
-  const truthDocs = new Set(truth.docs);
-  hits += approximate.docs.filter((doc, i) => truthDocs.has(doc) || approximate.sims[i] >= floor).length;
+  return found;
+});
+
+/** Recall@10 and ms per query of `search` against the truth. Ties at the 10th similarity count as found. */
+function measure(search) {
+  let hits = 0;
+  const t = performance.now();
+  const answers = queries.map((q) => search(q));
+  const ms = (performance.now() - t) / queries.length;
+  answers.forEach((answer, i) => {
+    const floor = truth[i].sims[truth[i].sims.length - 1] - 1e-6;
+    const expected = new Set(truth[i].docs);
+    hits += answer.docs.filter((doc, j) => expected.has(doc) || answer.sims[j] >= floor).length;
+  });
+  return { recall: hits / (queries.length * 10), ms };
 }
-console.log(`corpus ${root}${synthetic ? ` (synthetic: ${synthetic} distinct pseudo-chunks)` : ''}: ${ann.count} vectors (${ann.dim}-D), ${live.length} queries, loaded in ${Math.round(buildStarted - started)} ms`);
-console.log('| path | recall@10 | ms per query |');
-console.log('| --- | --- | --- |');
-console.log(`| exact scan | 1.000 | ${(exactMs / live.length).toFixed(2)} |`);
-console.log(`| HNSW (usearch, M=16, ef=256) | ${(hits / (live.length * 10)).toFixed(3)} | ${(annMs / live.length).toFixed(2)} |`);
-console.log(`graph built in ${Math.round(buildMs)} ms (on first use, once per loaded generation)`);
+
+const describe = (s) => `M=${s.connectivity}, ef_add=${s.expansionAdd}, ef=${s.expansionSearch}, ${s.quantization}`;
+console.log(`corpus ${root}${synthetic ? ` (synthetic: ${synthetic} distinct pseudo-chunks)` : ''}: ${exact.count} rows (${embedder.dim}-D), ${queries.length} queries`);
+console.log('');
+console.log('| path | recall@10 | ms per query | graph build | graph on disk |');
+console.log('| --- | --- | --- | --- | --- |');
+console.log(`| exact scan | 1.000 | ${(exactMs / queries.length).toFixed(2)} | | |`);
+
+if (argv.includes('--grid')) {
+  const grid = [
+    { connectivity: 16, expansionAdd: 128 },
+    { connectivity: 32, expansionAdd: 256 },
+  ];
+  for (const build of grid) {
+    for (const quantization of ['f32', 'f16', 'i8']) {
+      const graph = AnnGraph.create(embedder.dim, { ...build, expansionSearch: 64, quantization });
+      const t = performance.now();
+      graph.extend(matrix, rows);
+      const buildS = (performance.now() - t) / 1000;
+      const file = path.join(scratch, 'graph.usearch');
+      graph.save(file);
+      const size = statSync(file).size;
+      for (const expansionSearch of [128, 256, 384, 512]) {
+        const settings = { ...build, expansionSearch, quantization };
+        const viewed = AnnGraph.open(file, embedder.dim, 'view', settings);
+        const ann = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, viewed, 0) : DocVectors.build(view, set, viewed, 0);
+        const { recall, ms } = measure((q) => ann.nearest(q, 10));
+        console.log(`| HNSW ${describe(settings)} | ${recall.toFixed(3)} | ${ms.toFixed(2)} | ${buildS.toFixed(1)} s | ${(size / 1e6).toFixed(0)} MB |`);
+      }
+    }
+  }
+} else {
+  let graph;
+  let buildNote = 'saved by the embedding run';
+  if (synthetic > 0) {
+    graph = AnnGraph.create(embedder.dim);
+    const t = performance.now();
+    graph.extend(matrix, rows);
+    buildNote = `${((performance.now() - t) / 1000).toFixed(1)} s`;
+  } else {
+    graph = vectors.graph(set);
+    if (!graph) {
+      const t = performance.now();
+      const steps = vectors.updateGraph(set);
+      while (!(await steps.next()).done);
+      buildNote = `${((performance.now() - t) / 1000).toFixed(1)} s (built now: none was saved)`;
+      graph = vectors.graph(set);
+    }
+  }
+  const ann = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, graph, 0) : DocVectors.build(view, set, graph, 0);
+  const { recall, ms } = measure((q) => ann.nearest(q, 10));
+  const saved = path.join(root, '.repodex', 'vectors', identityKey(embedder), 'graph.usearch');
+  const size = synthetic > 0 ? '' : `${(statSync(saved).size / 1e6).toFixed(0)} MB`;
+  console.log(`| HNSW ${describe(ANN_SETTINGS)} | ${recall.toFixed(3)} | ${ms.toFixed(2)} | ${buildNote} | ${size} |`);
+}
+rmSync(scratch, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
 import { readGitHead } from '../core/git.js';
 import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { ANN_FROM } from '../vector/doc-vectors.js';
 import { type Embedder, isLearning } from '../vector/embedder.js';
 import type { RepoContext } from './context.js';
 import type { SyncEvent } from './sync.js';
@@ -65,6 +66,8 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
     const view = await store.open();
     const { docs, hashes } = liveChunks(view);
     let trained = false;
+    // Another process may have relearned the table since this embedder read it.
+    if (isLearning(embedder)) embedder.reload();
     if (isLearning(embedder) && embedder.needsTraining(docs.length) && docs.length > 0) {
       // A spread-out sample is enough to learn co-occurrence, and bounds memory and time on huge trees.
       const step = Math.max(1, Math.ceil(docs.length / MAX_TRAINING_CHUNKS));
@@ -136,11 +139,26 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       await vectors.compact((hash) => liveKeys.has(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')));
       set = await vectors.load();
     }
+    let graph = '';
+    if (set.count >= ANN_FROM) {
+      // Large indexes search a saved HNSW graph: extend it by this run's records (or build it).
+      const steps = vectors.updateGraph(set);
+      for (let step = await steps.next(); ; step = await steps.next()) {
+        if (step.done) {
+          graph = step.value ? `, graph over ${set.count} vectors` : ', no graph (usearch does not load here: searches scan)';
+          break;
+        }
+        yield { type: 'graph', ...step.value };
+        if (options.signal?.aborted) throw new RepodexError('ABORTED');
+      }
+    }
+    // Vectors made with a table since relearned can never be used again: free their space.
+    const dropped = trained ? store.dropOtherVectors(embedder) : 0;
     let covered = 0;
     for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
     writeManifest(ctx, store, view, embedder, covered);
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
-    appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}`);
+    appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ` (table learned${dropped > 0 ? `; vectors of ${dropped} earlier table(s) removed` : ''})` : ''}${graph}`);
     return result;
   } catch (error) {
     appendBuildLog(ctx.paths.dataDir, `embed failed: ${errorMessage(error)}`);

@@ -20,8 +20,8 @@ import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
 import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../search/search.js';
-import { DocVectors } from '../vector/doc-vectors.js';
-import type { Embedder } from '../vector/embedder.js';
+import { ANN_FROM, DocVectors } from '../vector/doc-vectors.js';
+import { type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics, readAnalytics } from './analytics.js';
 import type { EmbedSummary } from './embed.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
@@ -248,7 +248,9 @@ export class Engine {
     const stamp = store.stamp();
     const memo = this.vectorsMemo;
     if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model) return memo.vectors;
-    const vectors = DocVectors.build(view, await store.load());
+    const set = await store.load();
+    // The saved graph is opened (memory-mapped) only where it is used; below ANN_FROM rows search scans.
+    const vectors = DocVectors.build(view, set, set.count >= ANN_FROM ? store.graph(set) : undefined);
     this.vectorsMemo = { view, stamp, model: embedder.model, vectors };
     return vectors;
   }
@@ -398,7 +400,10 @@ export class Engine {
       this.embedderMemo = { key, embedder: made };
       void previous?.then((old) => old?.close()).catch(() => undefined);
     }
-    return this.embedderMemo.embedder;
+    const embedder = await this.embedderMemo.embedder;
+    // A server's embedding worker may have relearned the builtin table since: use the new one.
+    if (embedder && isLearning(embedder)) embedder.reload();
+    return embedder;
   }
 
   /**

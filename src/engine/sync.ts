@@ -34,7 +34,9 @@ export type SyncEvent =
   /** The builtin embedder is learning its table from this many chunks. */
   | { readonly type: 'train'; readonly chunks: number }
   /** Embedding: `done` of `total` chunks that had no vector. */
-  | { readonly type: 'embed'; readonly done: number; readonly total: number };
+  | { readonly type: 'embed'; readonly done: number; readonly total: number }
+  /** Adding `done` of `total` new vectors to the nearest-neighbour graph (large indexes only). */
+  | { readonly type: 'graph'; readonly done: number; readonly total: number };
 
 /** What a sync did (seed 001 §2.5 fields first). */
 export interface SyncSummary {

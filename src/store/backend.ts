@@ -115,6 +115,18 @@ export interface VectorSet {
   readonly data: Float32Array;
   /** The record of a chunk hash (32 raw bytes), or -1. */
   find(hash: Uint8Array): number;
+  /** The chunk hash of record `record` (32 raw bytes). */
+  hashOf(record: number): Uint8Array;
+}
+
+/**
+ * A nearest-neighbour index over the first `covered` records of a vector log. Records are only
+ * appended, so it stays valid while the log grows; what it does not cover yet is scanned.
+ */
+export interface RecordIndex {
+  readonly covered: number;
+  /** The `k` records nearest to `query` (unit length), best first, with their cosine similarity. */
+  search(query: Float32Array, k: number): { readonly records: number[]; readonly sims: number[] };
 }
 
 /**
@@ -147,6 +159,17 @@ export interface VectorStore {
   compact(keep: (hash: Uint8Array) => boolean): Promise<void>;
   /** A cheap value that changes whenever vectors are added or removed. */
   stamp(): string;
+  /**
+   * The saved nearest-neighbour graph over a prefix of `set`'s records, opened for searching, or
+   * undefined when there is none that matches `set` (then the caller scans).
+   */
+  graph(set: VectorSet): RecordIndex | undefined;
+  /**
+   * Bring the saved graph up to every record of `set`: extend the one there, or build one afresh
+   * when there is none or it does not match. Needs the vectors lock. Yields progress between
+   * batches; returns false when no graph can be had here (the ANN library does not load).
+   */
+  updateGraph(set: VectorSet): AsyncGenerator<{ done: number; total: number }, boolean, undefined>;
 }
 
 /** What a commit did. */
@@ -242,6 +265,12 @@ export interface IndexStore {
   sizeOnDisk(): Promise<number>;
   /** The vectors of one embedder (created empty on first append). */
   vectors(identity: EmbedderIdentity): VectorStore;
+  /**
+   * Remove every other vector set of `keep`'s engine (needs the vectors lock): the builtin
+   * embedder's vectors made with a table it has since relearned can never be used again.
+   * Returns how many sets were removed.
+   */
+  dropOtherVectors(keep: EmbedderIdentity): number;
   /** Take the lock that serializes embedding runs (separate from the writer lock: lexical syncs go on meanwhile). */
   vectorLock(options?: { readonly waitMs?: number }): Promise<HeldLock>;
   /** The live holder of the vectors lock (embedding is running), or undefined. */

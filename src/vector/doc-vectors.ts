@@ -1,14 +1,13 @@
-import { createRequire } from 'node:module';
-import { DEAD_DOC, type IndexView, type VectorSet } from '../store/backend.js';
+import { DEAD_DOC, type IndexView, type RecordIndex, type VectorSet } from '../store/backend.js';
 
 /**
- * From this many vectors on, nearest neighbours come from an HNSW graph (usearch) instead of a
- * scan of every vector. Measured (docs/benchmarks.md, "Semantic layer"): the scan of 128-D vectors
- * costs ~7 ms at 25k and ~28 ms at 100k, inside the query budget; the graph answers in well under a
- * millisecond at recall@10 ≥ 0.95 but is built when first used (~2 s per 25k vectors), so below
- * this size the scan is faster end to end.
+ * From this many vectors on, nearest neighbours come from the saved HNSW graph (`ann-graph.ts`)
+ * instead of a scan of every vector. Measured (docs/benchmarks.md, "Semantic layer"): the scan of
+ * 128-D vectors costs ~7 ms at 25k and ~28 ms at 125k; the graph answers in under a millisecond at
+ * recall@10 ≥ 0.95, but costs its build in every embedding run that crosses this size and a second
+ * copy of the vectors on disk, so small indexes scan.
  */
-export const ANN_FROM = 150_000;
+export const ANN_FROM = 50_000;
 
 /** Nearest chunks to a query vector, best first. */
 export interface Neighbours {
@@ -17,22 +16,16 @@ export interface Neighbours {
   readonly sims: number[];
 }
 
-/** The subset of usearch's Index this module uses. */
-interface AnnIndex {
-  add(keys: BigUint64Array, vectors: Float32Array): void;
-  search(vector: Float32Array, k: number): { keys: BigUint64Array; distances: Float32Array };
-}
-
 /**
  * The vectors of one index generation's live chunks, packed as a matrix (row r is doc `docs[r]`),
- * with nearest-neighbour search: an exact scan below ANN_FROM rows, an HNSW graph built on first
- * use above it. Built per (generation, vector set) and reused by every query on them.
+ * with nearest-neighbour search: an exact scan below ANN_FROM rows, the vector store's saved graph
+ * above it (plus a scan of the records appended since the graph was saved). Built per
+ * (generation, vector set) and reused by every query on them.
  */
 export class DocVectors {
-  private ann: AnnIndex | null | undefined;
   private rowOf: Map<number, number> | undefined;
-  /** For the graph: the rows holding each distinct vector (identical chunks share one graph node). */
-  private groups: { first: Uint32Array; rows: Uint32Array; start: Uint32Array } | undefined;
+  /** For the graph: the rows of each record it covers (CSR; identical chunks share a record), and the rows it does not cover. */
+  private byRecord: { start: Uint32Array; rows: Uint32Array; tail: Uint32Array } | undefined;
 
   private constructor(
     readonly dim: number,
@@ -44,10 +37,11 @@ export class DocVectors {
     private readonly annFrom: number,
     /** The vector record of each row (equal records = identical chunk text). */
     private readonly records: Uint32Array,
+    private readonly graph: RecordIndex | undefined,
   ) {}
 
   /** Pack the vectors `set` holds for the live chunks of `view`. */
-  static build(view: IndexView, set: VectorSet, annFrom = ANN_FROM): DocVectors {
+  static build(view: IndexView, set: VectorSet, graph?: RecordIndex, annFrom = ANN_FROM): DocVectors {
     const hashes = view.chunkHashes();
     const dim = set.dim;
     const docs: number[] = [];
@@ -63,14 +57,14 @@ export class DocVectors {
     }
     const matrix = new Float32Array(docs.length * dim);
     records.forEach((record, r) => matrix.set(set.data.subarray(record * dim, record * dim + dim), r * dim));
-    return new DocVectors(dim, Uint32Array.from(docs), matrix, live, annFrom, Uint32Array.from(records));
+    return new DocVectors(dim, Uint32Array.from(docs), matrix, live, annFrom, Uint32Array.from(records), graph);
   }
 
-  /** Vectors as rows of their own (doc = row): for measuring the graph against the scan on any data. */
-  static fromRows(dim: number, matrix: Float32Array, annFrom = ANN_FROM): DocVectors {
+  /** Vectors as rows of their own (doc = row = record): for measuring a graph against the scan on any data. */
+  static fromRows(dim: number, matrix: Float32Array, graph?: RecordIndex, annFrom = ANN_FROM): DocVectors {
     const n = matrix.length / dim;
     const rows = Uint32Array.from({ length: n }, (_, i) => i);
-    return new DocVectors(dim, rows, matrix, n, annFrom, rows);
+    return new DocVectors(dim, rows, matrix, n, annFrom, rows, graph);
   }
 
   /** Rows held (live chunks with a vector). */
@@ -82,22 +76,25 @@ export class DocVectors {
   similarity(doc: number, query: Float32Array): number {
     this.rowOf ??= new Map(Array.from(this.docs, (d, r) => [d, r]));
     const r = this.rowOf.get(doc);
-    if (r === undefined) return 0;
+    return r === undefined ? 0 : this.rowSimilarity(r, query);
+  }
+
+  private rowSimilarity(row: number, query: Float32Array): number {
     let sim = 0;
-    const base = r * this.dim;
+    const base = row * this.dim;
     for (let d = 0; d < this.dim; d++) sim += this.matrix[base + d]! * query[d]!;
     return sim;
   }
 
   /** Whether queries go through the HNSW graph. */
   get approximate(): boolean {
-    return this.count >= this.annFrom && this.annIndex() !== null;
+    return this.count >= this.annFrom && this.graph !== undefined;
   }
 
   /** The `k` docs nearest to `query` (unit length) that `allow` accepts. */
   nearest(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours {
     if (k <= 0 || this.count === 0) return { docs: [], sims: [] };
-    if (this.count >= this.annFrom) {
+    if (this.approximate) {
       const found = this.nearestApproximate(query, k, allow);
       if (found) return found;
     }
@@ -106,6 +103,11 @@ export class DocVectors {
 
   /** Every row's similarity, then a bounded selection: the reference the graph is measured against. */
   nearestExact(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours {
+    return this.scan(query, k, allow);
+  }
+
+  /** The best `k` of `rows` (all rows when omitted) by similarity to `query`. */
+  private scan(query: Float32Array, k: number, allow?: (doc: number) => boolean, rows?: Uint32Array): Neighbours {
     const { dim, matrix, docs } = this;
     const heapDocs: number[] = [];
     const heapSims: number[] = [];
@@ -115,7 +117,9 @@ export class DocVectors {
       [heapSims[a], heapSims[b]] = [heapSims[b]!, heapSims[a]!];
     };
     const worse = (a: number, b: number): boolean => heapSims[a]! < heapSims[b]! || (heapSims[a] === heapSims[b] && heapDocs[a]! > heapDocs[b]!);
-    for (let r = 0; r < docs.length; r++) {
+    const n = rows ? rows.length : docs.length;
+    for (let i = 0; i < n; i++) {
+      const r = rows ? rows[i]! : i;
       let sim = 0;
       const base = r * dim;
       for (let d = 0; d < dim; d++) sim += matrix[base + d]! * query[d]!;
@@ -150,71 +154,52 @@ export class DocVectors {
     return { docs: order.map((i) => heapDocs[i]!), sims: order.map((i) => heapSims[i]!) };
   }
 
-  /** Through the graph; undefined when it is unavailable or a filter left too few (the caller scans instead). */
+  /**
+   * Through the graph, merged with a scan of the rows it does not cover yet; undefined when a
+   * filter or dead records left too few (the caller scans instead).
+   */
   private nearestApproximate(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours | undefined {
-    const index = this.annIndex();
-    if (!index) return undefined;
-    // A filter (glob, language) can reject most neighbours: ask for more, and scan when that is not enough.
-    const groups = this.groups!;
-    const want = Math.min(groups.first.length, allow ? k * 8 : k);
-    const found = index.search(query, want);
+    const graph = this.graph!;
+    const { start, rows, tail } = this.recordRows(graph.covered);
+    // Records of deleted or changed chunks stay in the graph until a compaction (at most half of
+    // it), and a filter (glob, language) can reject most neighbours: ask for more than k.
+    const want = Math.min(graph.covered, allow ? k * 8 : k * 2 + 8);
+    const found = graph.search(query, want);
     const docs: number[] = [];
     const sims: number[] = [];
-    for (let i = 0; i < found.keys.length && docs.length < k; i++) {
-      const group = Number(found.keys[i]!);
-      for (let j = groups.start[group]!; j < groups.start[group + 1]! && docs.length < k; j++) {
-        const doc = this.docs[groups.rows[j]!]!;
+    for (let i = 0; i < found.records.length && docs.length < k; i++) {
+      const record = found.records[i]!;
+      for (let j = start[record]!; j < start[record + 1]! && docs.length < k; j++) {
+        const row = rows[j]!;
+        const doc = this.docs[row]!;
         if (allow && !allow(doc)) continue;
         docs.push(doc);
-        sims.push(1 - found.distances[i]!);
+        // The exact similarity, whatever precision the graph keeps its copy in.
+        sims.push(this.rowSimilarity(row, query));
       }
     }
-    return docs.length < k && found.keys.length < groups.first.length ? undefined : { docs, sims };
+    if (docs.length < k && found.records.length === want && want < graph.covered) return undefined;
+    const fresh = tail.length > 0 ? this.scan(query, k, allow, tail) : { docs: [], sims: [] };
+    const merged = [...docs.keys()].map((i) => ({ doc: docs[i]!, sim: sims[i]! }));
+    fresh.docs.forEach((doc, i) => merged.push({ doc, sim: fresh.sims[i]! }));
+    merged.sort((a, b) => b.sim - a.sim || a.doc - b.doc);
+    const best = merged.slice(0, k);
+    return { docs: best.map((m) => m.doc), sims: best.map((m) => m.sim) };
   }
 
-  /**
-   * The HNSW graph over every distinct vector, built on first use; null when usearch cannot load
-   * here. Identical chunks (copied files, licence headers) share a node: a graph full of exact
-   * duplicates loses recall, and a node per distinct vector is also a smaller graph.
-   */
-  private annIndex(): AnnIndex | null {
-    if (this.ann !== undefined) return this.ann;
-    const usearch = loadUsearch();
-    if (!usearch) return (this.ann = null);
-    const byRecord = new Map<number, number[]>();
+  /** Rows by record for the records below `covered`, and the rows of records above it. */
+  private recordRows(covered: number): { start: Uint32Array; rows: Uint32Array; tail: Uint32Array } {
+    if (this.byRecord) return this.byRecord;
+    const start = new Uint32Array(covered + 1);
+    const tail: number[] = [];
+    for (const record of this.records) if (record < covered) start[record + 1]!++;
+    for (let r = 0; r < covered; r++) start[r + 1]! += start[r]!;
+    const fill = start.slice(0, covered);
+    const rows = new Uint32Array(start[covered]!);
     this.records.forEach((record, row) => {
-      const rows = byRecord.get(record);
-      if (rows) rows.push(row);
-      else byRecord.set(record, [row]);
+      if (record < covered) rows[fill[record]!++] = row;
+      else tail.push(row);
     });
-    const first = new Uint32Array(byRecord.size);
-    const start = new Uint32Array(byRecord.size + 1);
-    const rows = new Uint32Array(this.count);
-    let group = 0;
-    let at = 0;
-    for (const members of byRecord.values()) {
-      first[group] = members[0]!;
-      start[group] = at;
-      for (const row of members) rows[at++] = row;
-      group++;
-    }
-    start[group] = at;
-    this.groups = { first, rows, start };
-    const vectors = new Float32Array(first.length * this.dim);
-    first.forEach((row, g) => vectors.set(this.matrix.subarray(row * this.dim, row * this.dim + this.dim), g * this.dim));
-    const index = new usearch.Index({ metric: 'ip', dimensions: this.dim, connectivity: 16, expansion_add: 128, expansion_search: 256 });
-    const keys = new BigUint64Array(first.length);
-    for (let g = 0; g < first.length; g++) keys[g] = BigInt(g);
-    index.add(keys, vectors);
-    return (this.ann = index);
-  }
-}
-
-/** usearch's module, or null when it is not installed or its binary does not load on this platform. */
-function loadUsearch(): { Index: new (options: Record<string, unknown>) => AnnIndex } | null {
-  try {
-    return createRequire(import.meta.url)('usearch') as { Index: new (options: Record<string, unknown>) => AnnIndex };
-  } catch {
-    return null;
+    return (this.byRecord = { start, rows, tail: Uint32Array.from(tail) });
   }
 }

@@ -54,6 +54,8 @@ export interface LearningEmbedder extends Embedder {
    * were sampled from: what `needsTraining` compares later indexes against.
    */
   train(texts: readonly string[], chunks: number): Promise<void>;
+  /** Pick up what another thread or process learned since (changes `model` when it did). */
+  reload(): void;
 }
 
 /** Whether an embedder learns from the repository. */

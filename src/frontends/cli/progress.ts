@@ -41,6 +41,10 @@ export function progressBar(stream: NodeJS.WriteStream): ProgressBar | undefined
         const elapsed = (now - embedStarted) / 1000;
         const eta = event.done > 0 && elapsed > 1 ? ` ETA ${formatSeconds((elapsed / event.done) * (event.total - event.done))}` : '';
         line = `embedding [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${event.done}/${event.total} chunks${eta}`;
+      } else if (event.type === 'graph') {
+        const ratio = event.total === 0 ? 1 : event.done / event.total;
+        const filled = Math.round(ratio * WIDTH);
+        line = `nearest-neighbour graph [${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${event.done}/${event.total} vectors`;
       } else line = 'writing index…';
       stream.write(`\r\u001b[2K${line.slice(0, columns - 1)}`);
       drawn = true;

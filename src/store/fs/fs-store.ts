@@ -13,7 +13,7 @@ import { Segment, SegmentBuilder } from '../../index/segment.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
-import { FsVectorStore, VECTORS_DIR, checkVectorFiles, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
+import { FsVectorStore, VECTORS_DIR, checkVectorFiles, dropVectorSets, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
 import { FsParseCache, verifyParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
@@ -297,6 +297,10 @@ export class FsStore implements IndexStore {
       this.vectorStores.set(key, store);
     }
     return store;
+  }
+
+  dropOtherVectors(keep: EmbedderIdentity): number {
+    return dropVectorSets(this.dataDir, keep, (folder) => this.vectorStores.delete(folder));
   }
 
   async vectorLock(options: { waitMs?: number } = {}): Promise<HeldLock> {

@@ -1,11 +1,12 @@
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { crc32 } from '../../core/crc32.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import { ANN_SETTINGS, AnnGraph } from '../../vector/ann-graph.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { IntegrityReport, VectorManifest, VectorSet, VectorStore } from '../backend.js';
+import type { IntegrityReport, RecordIndex, VectorManifest, VectorSet, VectorStore } from '../backend.js';
 
 /** Folder of the semantic index inside `.repodex/`. */
 export const VECTORS_DIR = 'vectors';
@@ -22,6 +23,27 @@ const MAGIC = 'RPDXVEC\0';
  */
 const LOG_VERSION = 1;
 const HEADER_BYTES = 16;
+/** The HNSW graph over the log's records (usearch's own format), and what it covers. */
+const GRAPH_FILE = 'graph.usearch';
+const GRAPH_META_FILE = 'graph.json';
+/** Records added to the graph between progress reports. */
+const GRAPH_BATCH = 8192;
+
+/**
+ * graph.json: the graph covers records 0..records-1 of the log, the last of which has hash
+ * `last_hash` (a compaction renumbers records; a graph that does not match is rebuilt, never used).
+ */
+const GraphMetaSchema = z.object({
+  version: z.literal(1),
+  dim: z.int(),
+  records: z.int(),
+  last_hash: z.string(),
+  connectivity: z.int(),
+  expansion_add: z.int(),
+  expansion_search: z.int(),
+  quantization: z.enum(['f32', 'f16', 'i8']),
+});
+type GraphMeta = z.infer<typeof GraphMetaSchema>;
 
 /** The manifest version written (seed 003 §4 starts at 1). */
 export const VECTOR_MANIFEST_VERSION = 1;
@@ -79,6 +101,30 @@ export function writeVectorManifestFile(dataDir: string, manifest: VectorManifes
   writeFileAtomic(join(dir, VECTOR_MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, dir);
 }
 
+/**
+ * Remove the vector folders of `keep`'s engine other than `keep`'s own; `forget` is told each
+ * folder name removed. Folder names start with the engine and a dash (identityKey).
+ */
+export function dropVectorSets(dataDir: string, keep: EmbedderIdentity, forget: (folder: string) => void): number {
+  const dir = join(dataDir, VECTORS_DIR);
+  const own = identityKey(keep);
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    if (name === own || !name.startsWith(`${keep.engine}-`)) continue;
+    if (!statSync(join(dir, name), { throwIfNoEntry: false })?.isDirectory()) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+    forget(name);
+    removed++;
+  }
+  return removed;
+}
+
 /** Bytes of everything under the semantic folder. */
 export function vectorsDirSize(dataDir: string): number {
   let total = 0;
@@ -108,7 +154,7 @@ class LoadedVectors implements VectorSet {
     readonly dim: number,
     readonly count: number,
     readonly data: Float32Array,
-    hashes: Uint8Array,
+    private readonly hashes: Uint8Array,
   ) {
     this.byHash = new Map();
     const view = Buffer.from(hashes.buffer, hashes.byteOffset, hashes.byteLength);
@@ -118,6 +164,10 @@ class LoadedVectors implements VectorSet {
 
   find(hash: Uint8Array): number {
     return this.byHash.get(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')) ?? -1;
+  }
+
+  hashOf(record: number): Uint8Array {
+    return this.hashes.subarray(record * 32, record * 32 + 32);
   }
 }
 
@@ -151,6 +201,12 @@ export class FsVectorStore implements VectorStore {
   }
 
   stamp(): string {
+    // The graph is saved after the appends it covers: its sidecar's change is a change too.
+    const graph = statSync(join(this.dir, GRAPH_META_FILE), { throwIfNoEntry: false });
+    return `${this.logStamp()}/${graph ? `${graph.mtimeMs}:${graph.ino}` : 'none'}`;
+  }
+
+  private logStamp(): string {
     const stat = statSync(this.path, { throwIfNoEntry: false });
     return stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : 'none';
   }
@@ -186,7 +242,7 @@ export class FsVectorStore implements VectorStore {
   }
 
   async load(): Promise<VectorSet> {
-    const stamp = this.stamp();
+    const stamp = this.logStamp();
     if (this.cached?.stamp === stamp) return this.cached.set;
     const contents = this.read();
     const set = new LoadedVectors(this.identity.dim, contents.count, contents.data, contents.hashes);
@@ -264,6 +320,94 @@ export class FsVectorStore implements VectorStore {
     });
     writeFileAtomic(this.path, out, this.dir);
     this.cached = undefined;
+    // Records were renumbered: the graph's keys mean other records now.
+    this.removeGraph();
+  }
+
+  /** The graph's sidecar when it is readable and describes a prefix of `set` (same records, same hashes). */
+  private graphMeta(set: VectorSet): GraphMeta | undefined {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(join(this.dir, GRAPH_META_FILE), 'utf8'));
+    } catch {
+      return undefined;
+    }
+    const parsed = GraphMetaSchema.safeParse(raw);
+    if (!parsed.success) return undefined;
+    const meta = parsed.data;
+    if (meta.dim !== set.dim || meta.records < 1 || meta.records > set.count) return undefined;
+    return Buffer.from(set.hashOf(meta.records - 1)).toString('hex') === meta.last_hash ? meta : undefined;
+  }
+
+  graph(set: VectorSet): RecordIndex | undefined {
+    const meta = this.graphMeta(set);
+    if (!meta) return undefined;
+    const settings = { connectivity: meta.connectivity, expansionAdd: meta.expansion_add, expansionSearch: ANN_SETTINGS.expansionSearch, quantization: meta.quantization };
+    try {
+      const graph = AnnGraph.open(join(this.dir, GRAPH_FILE), set.dim, 'view', settings);
+      // A graph saved without its sidecar being updated (a crash between the two) is not used.
+      return graph && graph.covered === meta.records ? graph : undefined;
+    } catch {
+      return undefined; // unreadable: scanned instead, and rebuilt by the next embedding run
+    }
+  }
+
+  async *updateGraph(set: VectorSet): AsyncGenerator<{ done: number; total: number }, boolean, undefined> {
+    if (!AnnGraph.available()) return false;
+    if (set.count === 0) return true;
+    const meta = this.graphMeta(set);
+    const path = join(this.dir, GRAPH_FILE);
+    const same = meta && meta.connectivity === ANN_SETTINGS.connectivity && meta.expansion_add === ANN_SETTINGS.expansionAdd && meta.quantization === ANN_SETTINGS.quantization && existsSync(path);
+    if (same && meta.records === set.count) return true;
+    let graph: AnnGraph | null = null;
+    if (same) {
+      try {
+        graph = AnnGraph.open(path, set.dim, 'load');
+        if (graph && graph.covered !== meta.records) graph = null;
+      } catch {
+        graph = null;
+      }
+    }
+    graph ??= AnnGraph.create(set.dim);
+    if (!graph) return false;
+    const from = graph.covered;
+    for (let done = from; done < set.count; ) {
+      done = Math.min(set.count, done + GRAPH_BATCH);
+      graph.extend(set.data, done);
+      yield { done: done - from, total: set.count - from };
+    }
+    mkdirSync(this.dir, { recursive: true });
+    const temp = `${path}.tmp-${process.pid}`;
+    try {
+      graph.save(temp);
+      const fd = openSync(temp, 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temp, path);
+    } finally {
+      rmSync(temp, { force: true });
+    }
+    const written: GraphMeta = {
+      version: 1,
+      dim: set.dim,
+      records: set.count,
+      last_hash: Buffer.from(set.hashOf(set.count - 1)).toString('hex'),
+      connectivity: ANN_SETTINGS.connectivity,
+      expansion_add: ANN_SETTINGS.expansionAdd,
+      expansion_search: ANN_SETTINGS.expansionSearch,
+      quantization: ANN_SETTINGS.quantization,
+    };
+    writeFileAtomic(join(this.dir, GRAPH_META_FILE), `${JSON.stringify(written)}\n`, this.dir);
+    return true;
+  }
+
+  /** Drop the graph (derived data: the next embedding run that needs one builds it). */
+  removeGraph(): void {
+    rmSync(join(this.dir, GRAPH_META_FILE), { force: true });
+    rmSync(join(this.dir, GRAPH_FILE), { force: true });
   }
 
   /** Records, checksums, and the torn tail if any. */

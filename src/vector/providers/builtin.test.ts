@@ -47,4 +47,24 @@ describe('BuiltinEmbedder', () => {
     expect(Array.from(a!)).toEqual(Array.from(b!));
     expect(Math.hypot(...a!)).toBeCloseTo(1, 5);
   });
+
+  it('picks up a table another process learned, and only then changes its model', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
+    dirs.push(dir);
+    const tablePath = join(dir, 'builtin-table.bin');
+    const server = new BuiltinEmbedder(tablePath, 16);
+    expect(server.model).toBe('repo-lsa-16');
+    const worker = new BuiltinEmbedder(tablePath, 16);
+    await worker.train(corpus(120), 120);
+    expect(server.model).toBe('repo-lsa-16');
+    server.reload();
+    expect(server.model).toBe(worker.model);
+    // A relearned table (another corpus) is a new model.
+    await worker.train(corpus(300).map((text) => `${text} retry backoff`), 300);
+    server.reload();
+    expect(server.model).toBe(worker.model);
+    const before = server.model;
+    server.reload();
+    expect(server.model).toBe(before);
+  });
 });

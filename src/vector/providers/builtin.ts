@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isErrnoException } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/fs-atomic.js';
@@ -24,28 +24,44 @@ export class BuiltinEmbedder implements LearningEmbedder {
   private fingerprint = '';
   private trainedOn = 0;
 
+  /** The table file as last read (size, mtime, inode), to notice a table another process learned. */
+  private fileStamp = '';
+
   constructor(
     private readonly tablePath: string,
     readonly dim: number = BUILTIN_DIM,
   ) {
+    this.reload();
+  }
+
+  /**
+   * Read the table again when the file changed since it was read: an embedding run in another
+   * thread or process (a server's embedding worker) relearned it. Cheap when nothing changed.
+   */
+  reload(): void {
+    const stat = statSync(this.tablePath, { throwIfNoEntry: false });
+    const stamp = stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : '';
+    if (stamp === this.fileStamp) return;
+    this.fileStamp = stamp;
+    this.table = undefined;
+    this.fingerprint = '';
+    this.trainedOn = 0;
     let bytes: Buffer | undefined;
     try {
-      bytes = readFileSync(tablePath);
+      bytes = readFileSync(this.tablePath);
     } catch (error) {
       if (!isErrnoException(error, 'ENOENT')) throw error;
     }
-    if (bytes) {
-      try {
-        const loaded = StaticTable.deserialize(bytes, tablePath);
-        if (loaded.table.dim === dim) {
-          this.table = loaded.table;
-          this.fingerprint = loaded.table.fingerprint();
-          this.trainedOn = loaded.trainedOn;
-        }
-      } catch {
-        // A damaged table is learned again on the next sync: it is derived data.
-        this.table = undefined;
+    if (!bytes) return;
+    try {
+      const loaded = StaticTable.deserialize(bytes, this.tablePath);
+      if (loaded.table.dim === this.dim) {
+        this.table = loaded.table;
+        this.fingerprint = loaded.table.fingerprint();
+        this.trainedOn = loaded.trainedOn;
       }
+    } catch {
+      // A damaged table is learned again on the next sync: it is derived data.
     }
   }
 
@@ -65,6 +81,8 @@ export class BuiltinEmbedder implements LearningEmbedder {
     this.table = table;
     this.fingerprint = table.fingerprint();
     this.trainedOn = chunks;
+    const stat = statSync(this.tablePath);
+    this.fileStamp = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
   }
 
   async embed(texts: readonly string[], _kind: EmbedKind): Promise<Float32Array[]> {
