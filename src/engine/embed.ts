@@ -153,12 +153,12 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       }
     }
     // Vectors made with a table since relearned can never be used again: free their space.
-    const dropped = trained ? store.dropOtherVectors(embedder) : 0;
+    const dropped = isLearning(embedder) ? store.dropOtherVectors(embedder) : 0;
     let covered = 0;
     for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
     writeManifest(ctx, store, view, embedder, covered);
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
-    appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ` (table learned${dropped > 0 ? `; vectors of ${dropped} earlier table(s) removed` : ''})` : ''}${graph}`);
+    appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
     return result;
   } catch (error) {
     appendBuildLog(ctx.paths.dataDir, `embed failed: ${errorMessage(error)}`);
