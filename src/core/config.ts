@@ -52,6 +52,12 @@ const EmbeddingsConfigSchema = z.strictObject({
   /** Prepended to queries / documents before embedding (bge: "Represent this sentence for searching relevant passages: "). */
   query_prefix: z.optional(z.string()),
   document_prefix: z.optional(z.string()),
+  /**
+   * From this many vectors on, searches walk a nearest-neighbour graph the embedding run keeps
+   * beside the vectors instead of scanning them all (default 50,000: see ANN_FROM). A large value
+   * keeps search exact; the graph costs build time in embedding runs and disk.
+   */
+  ann_from: z.optional(z.int().check(z.minimum(1))),
 });
 
 const WatchConfigSchema = z.strictObject({

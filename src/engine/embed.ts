@@ -140,7 +140,7 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       set = await vectors.load();
     }
     let graph = '';
-    if (set.count >= ANN_FROM) {
+    if (set.count >= (ctx.loaded.config.embeddings.ann_from ?? ANN_FROM)) {
       // Large indexes search a saved HNSW graph: extend it by this run's records (or build it).
       const steps = vectors.updateGraph(set);
       for (let step = await steps.next(); ; step = await steps.next()) {

@@ -175,7 +175,7 @@ export class Engine {
   /** The embedder of the current config, made once per distinct `embeddings` setting. */
   private embedderMemo: { key: string; embedder: Promise<Embedder | undefined> } | undefined;
   /** The packed vectors of the loaded generation, for `vector` and `hybrid`. */
-  private vectorsMemo: { view: IndexView; stamp: string; model: string; vectors: DocVectors } | undefined;
+  private vectorsMemo: { view: IndexView; stamp: string; model: string; annFrom: number; vectors: DocVectors } | undefined;
   /** The background embedding run (servers), and whether another was asked for while it ran. */
   private embedding: Promise<void> | undefined;
   private embedAgain = false;
@@ -246,12 +246,13 @@ export class Engine {
   private async docVectors(view: IndexView, embedder: Embedder): Promise<DocVectors> {
     const store = this.store.vectors(embedder);
     const stamp = store.stamp();
+    const annFrom = this.context().loaded.config.embeddings.ann_from ?? ANN_FROM;
     const memo = this.vectorsMemo;
-    if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model) return memo.vectors;
+    if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model && memo.annFrom === annFrom) return memo.vectors;
     const set = await store.load();
-    // The saved graph is opened (memory-mapped) only where it is used; below ANN_FROM rows search scans.
-    const vectors = DocVectors.build(view, set, set.count >= ANN_FROM ? store.graph(set) : undefined);
-    this.vectorsMemo = { view, stamp, model: embedder.model, vectors };
+    // The saved graph is opened (memory-mapped) only where it is used; below the threshold search scans.
+    const vectors = DocVectors.build(view, set, set.count >= annFrom ? store.graph(set) : undefined, annFrom);
+    this.vectorsMemo = { view, stamp, model: embedder.model, annFrom, vectors };
     return vectors;
   }
 
@@ -260,7 +261,7 @@ export class Engine {
     this.analytics.flush();
     const counts = readAnalytics(this.paths.dataDir);
     const analytics = { ...counts, hit_ratio: counts.queries > 0 ? Math.round((counts.hits / counts.queries) * 1000) / 1000 : null };
-    const base = { vectors: 0, chunks: 0, files: 0, last_indexed: null, size_on_disk: this.store.vectorsSizeOnDisk(), analytics };
+    const base = { vectors: 0, chunks: 0, files: 0, last_indexed: null, size_on_disk: this.store.vectorsSizeOnDisk(), search: null, analytics };
     if (ctx.loaded.config.embeddings.provider === 'off') return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
     let embedder: Embedder | undefined;
     try {
@@ -291,6 +292,7 @@ export class Engine {
       chunks: vectors.live,
       files: view.stats.fileCount,
       last_indexed: manifest.last_refresh,
+      search: vectors.count === 0 ? null : vectors.approximate ? 'graph' : 'exact',
     };
   }
 

@@ -76,6 +76,8 @@ export interface SemanticStatus {
   readonly size_on_disk: number;
   /** Why the last embedding run or the embedder failed, or null. */
   readonly problem: string | null;
+  /** How vector queries find neighbours: `graph` (the saved HNSW graph), `exact` (a scan of every vector), or null without vectors. */
+  readonly search: 'graph' | 'exact' | null;
   readonly analytics: { readonly queries: number; readonly hits: number; readonly misses: number; readonly hit_ratio: number | null; readonly last_query_ts: string | null };
 }
 

@@ -121,6 +121,7 @@ export const StatusResponse = z.object({
       last_indexed: nullableString,
       size_on_disk: z.int(),
       problem: nullableString,
+      search: z.nullable(z.enum(['graph', 'exact'])),
       analytics: z.object({ queries: z.int(), hits: z.int(), misses: z.int(), hit_ratio: z.nullable(z.number()), last_query_ts: nullableString }),
     }),
   ),

@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/compose.js';
+import { AnnGraph } from '../../src/vector/ann-graph.js';
 import { startFakeEmbeddingServer } from '../../src/vector/providers/fake-openai-server.js';
 import { writeTinyOnnxModel } from '../../src/vector/providers/tiny-onnx-model.js';
 import { makeRepo, runCli, tempDir } from '../helpers.js';
@@ -53,6 +54,41 @@ function embedded(summary: SyncJson): Exclude<SyncJson['embeddings'], { error: s
   if (!e || 'error' in e) throw new Error(`no embedding summary: ${JSON.stringify(e)}`);
   return e;
 }
+
+if (!AnnGraph.available()) console.warn('SKIPPED: the nearest-neighbour graph test needs usearch (an optional dependency), which does not load here');
+
+describe.skipIf(!AnnGraph.available())('semantic layer: the nearest-neighbour graph of large indexes', () => {
+  it('is built by the embedding run from embeddings.ann_from vectors, searched, and extended after an edit', () => {
+    const root = topicRepo();
+    // Every index is "large" from one vector on.
+    mkdirSync(join(root, '.repodex'), { recursive: true });
+    writeFileSync(join(root, '.repodex/config.json'), JSON.stringify({ embeddings: { provider: 'builtin', ann_from: 1 } }));
+    const first = embedded(runCli(['sync', '--json', '--root', root]).json<SyncJson>());
+    const folder = join(root, '.repodex/vectors', `builtin-${first.model}-128`);
+    const graphMeta = (): { records: number; connectivity: number } => JSON.parse(readFileSync(join(folder, 'graph.json'), 'utf8')) as { records: number; connectivity: number };
+    expect(graphMeta().records).toBe(first.embedded);
+    expect(readFileSync(join(root, '.repodex/build.log'), 'utf8')).toMatch(/graph over \d+ vectors/);
+
+    const status = runCli(['status', '--json', '--root', root]).json<{ semantic: { state: string; search: string } }>();
+    expect(status.semantic).toMatchObject({ state: 'ready', search: 'graph' });
+    expect(runCli(['status', '--root', root]).stdout).toMatch(/search\s+nearest-neighbour graph/);
+    const vector = runCli(['search', 'continue a partial transfer', '--mode', 'vector', '--json', '--root', root]).json<SearchJson>();
+    expect(vector).toMatchObject({ mode: 'vector', warnings: [] });
+    expect(vector.results[0]!.path).toMatch(/^src\/upload\//);
+
+    // A new file: its chunk is embedded and added to the graph, not the graph rebuilt from nothing.
+    writeFileSync(join(root, 'src/cache/extra.ts'), 'export function evictStale(capacity: number): number {\n  // evict the stale lru entry when over capacity\n  return capacity - 1;\n}\n');
+    const after = embedded(runCli(['sync', '--json', '--root', root]).json<SyncJson>());
+    expect(after.embedded).toBe(1);
+    expect(graphMeta().records).toBe(first.embedded + 1);
+    const cache = runCli(['search', 'evict the stale lru entry', '--mode', 'vector', '--json', '--root', root]).json<SearchJson>();
+    expect(cache.results.slice(0, 3).map((hit) => hit.path)).toContain('src/cache/extra.ts');
+
+    // With the default threshold the same index is small: an exact scan.
+    writeFileSync(join(root, '.repodex/config.json'), JSON.stringify({ embeddings: { provider: 'builtin' } }));
+    expect(runCli(['status', '--json', '--root', root]).json<{ semantic: { search: string } }>().semantic.search).toBe('exact');
+  });
+});
 
 describe('semantic layer: the builtin embedder, for real, through the CLI', () => {
   it('learns from the repository, embeds every chunk once, and serves vector and hybrid searches', () => {

@@ -47,6 +47,7 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
       rows.push(['last embedded', semantic.last_indexed ? formatRelative(semantic.last_indexed) : 'never']);
       rows.push(['model', `${semantic.engine ?? '?'} ${semantic.model ?? ''}${semantic.dim ? ` (${semantic.dim}-D)` : ''}`]);
       rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatCount(semantic.chunks)} chunks, ${formatCount(semantic.files)} files, ${formatBytes(semantic.size_on_disk)} on disk`]);
+      if (semantic.search) rows.push(['search', semantic.search === 'graph' ? 'nearest-neighbour graph (HNSW)' : 'exact scan of every vector']);
       if (semantic.problem) rows.push(['embedder', style.red(semantic.problem)]);
     }
     const a = semantic.analytics;
