@@ -17,10 +17,10 @@ export interface Neighbours {
 }
 
 /**
- * The vectors of one index generation's live chunks, packed as a matrix (row r is doc `docs[r]`),
- * with nearest-neighbour search: an exact scan below ANN_FROM rows, the vector store's saved graph
- * above it (plus a scan of the records appended since the graph was saved). Built per
- * (generation, vector set) and reused by every query on them.
+ * The vectors of one index generation's live chunks (row r is doc `docs[r]`; its vector is the
+ * set's record `records[r]`, read in place), with nearest-neighbour search: an exact scan below
+ * ANN_FROM rows, the vector store's saved graph above it (plus a scan of the records appended
+ * since the graph was saved). Built per (generation, vector set), reused by every query on them.
  */
 export class DocVectors {
   private rowOf: Map<number, number> | undefined;
@@ -31,7 +31,8 @@ export class DocVectors {
     readonly dim: number,
     /** The doc of each row. */
     readonly docs: Uint32Array,
-    readonly matrix: Float32Array,
+    /** The vector set's data (record-major, `dim` numbers each): shared, never copied. */
+    private readonly data: Float32Array,
     /** Live chunks of the generation (rows ≤ live: the rest have no vector yet). */
     readonly live: number,
     private readonly annFrom: number,
@@ -55,9 +56,7 @@ export class DocVectors {
       docs.push(doc);
       records.push(record);
     }
-    const matrix = new Float32Array(docs.length * dim);
-    records.forEach((record, r) => matrix.set(set.data.subarray(record * dim, record * dim + dim), r * dim));
-    return new DocVectors(dim, Uint32Array.from(docs), matrix, live, annFrom, Uint32Array.from(records), graph);
+    return new DocVectors(dim, Uint32Array.from(docs), set.data, live, annFrom, Uint32Array.from(records), graph);
   }
 
   /** Vectors as rows of their own (doc = row = record): for measuring a graph against the scan on any data. */
@@ -81,8 +80,8 @@ export class DocVectors {
 
   private rowSimilarity(row: number, query: Float32Array): number {
     let sim = 0;
-    const base = row * this.dim;
-    for (let d = 0; d < this.dim; d++) sim += this.matrix[base + d]! * query[d]!;
+    const base = this.records[row]! * this.dim;
+    for (let d = 0; d < this.dim; d++) sim += this.data[base + d]! * query[d]!;
     return sim;
   }
 
@@ -108,7 +107,7 @@ export class DocVectors {
 
   /** The best `k` of `rows` (all rows when omitted) by similarity to `query`. */
   private scan(query: Float32Array, k: number, allow?: (doc: number) => boolean, rows?: Uint32Array): Neighbours {
-    const { dim, matrix, docs } = this;
+    const { dim, data, docs, records } = this;
     const heapDocs: number[] = [];
     const heapSims: number[] = [];
     // A worst-first heap of the best k so far.
@@ -121,8 +120,8 @@ export class DocVectors {
     for (let i = 0; i < n; i++) {
       const r = rows ? rows[i]! : i;
       let sim = 0;
-      const base = r * dim;
-      for (let d = 0; d < dim; d++) sim += matrix[base + d]! * query[d]!;
+      const base = records[r]! * dim;
+      for (let d = 0; d < dim; d++) sim += data[base + d]! * query[d]!;
       if (heapDocs.length === k && sim <= heapSims[0]!) continue;
       const doc = docs[r]!;
       if (allow && !allow(doc)) continue;
