@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { chunkHash } from '../chunk/chunker.js';
 import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
+import { openRegularFile } from '../core/open-regular.js';
 import { readGitHead } from '../core/git.js';
 import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
@@ -227,16 +228,13 @@ async function readChunkTexts(ctx: RepoContext, view: IndexView, docs: readonly 
 
 /** A file's normalized lines, or undefined when it cannot be read as a regular file within the size limit. */
 function readLines(ctx: RepoContext, path: string): string[] | undefined {
-  let fd: number | undefined;
+  const file = openRegularFile(join(ctx.paths.root, path), ctx.limits.max_file_bytes);
+  if (!file) return undefined;
   try {
-    // Non-blocking: a FIFO put in the file's place must not hang the run.
-    fd = openSync(join(ctx.paths.root, path), constants.O_RDONLY | constants.O_NONBLOCK);
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > ctx.limits.max_file_bytes) return undefined;
-    const bytes = Buffer.allocUnsafe(stat.size);
+    const bytes = Buffer.allocUnsafe(file.size);
     let length = 0;
-    while (length < stat.size) {
-      const n = readSync(fd, bytes, length, stat.size - length, length);
+    while (length < file.size) {
+      const n = readSync(file.fd, bytes, length, file.size - length, length);
       if (n === 0) break;
       length += n;
     }
@@ -246,6 +244,6 @@ function readLines(ctx: RepoContext, path: string): string[] | undefined {
   } catch {
     return undefined; // counted as skipped; the next sync sees the file's new state
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    closeSync(file.fd);
   }
 }

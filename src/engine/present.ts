@@ -1,8 +1,9 @@
-import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
 import type { SearchHit } from '../search/search.js';
+import { openRegularFile } from '../core/open-regular.js';
 import { type QueryWords, focusSnippet, snippetShowsAll } from '../search/snippet.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import type { RepoContext } from './context.js';
@@ -66,18 +67,16 @@ function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): stri
   let bytes = Buffer.allocUnsafe(0);
   let from = -1;
   let to = -1;
-  let fd: number | undefined;
+  const file = openRegularFile(join(ctx.guard.root, hit.path), ctx.limits.max_file_bytes);
+  if (!file) return undefined;
+  const { fd, size } = file;
   try {
-    // Non-blocking: a FIFO put in the file's place must not hang the search.
-    fd = openSync(join(ctx.guard.root, hit.path), constants.O_RDONLY | constants.O_NONBLOCK);
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > ctx.limits.max_file_bytes) return undefined;
-    bytes = Buffer.allocUnsafe(stat.size);
+    bytes = Buffer.allocUnsafe(size);
     let length = 0;
     let line = 1;
     let scan = 0;
     while (to < 0) {
-      const n = length < stat.size ? readSync(fd, bytes, length, Math.min(READ_BLOCK, stat.size - length), length) : 0;
+      const n = length < size ? readSync(fd, bytes, length, Math.min(READ_BLOCK, size - length), length) : 0;
       length += n;
       // Count newlines in what was read: line `start_line` begins after the (start_line - 1)th.
       for (;;) {
@@ -101,7 +100,7 @@ function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): stri
   } catch {
     return undefined;
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    closeSync(fd);
   }
   let text = normalizeNewlines(bytes.toString('utf8', from, to));
   if (hit.start_line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
