@@ -154,6 +154,15 @@ describe.skipIf(!AnnGraph.available())('the saved nearest-neighbour graph', () =
     expect(store.graph(await store.load())).toBeUndefined();
   });
 
+  it('sweeps what an interrupted save left', async () => {
+    const { store, dir } = await storeWith(1100);
+    const folder = join(dir, 'vectors', identityKey(identity));
+    writeFileSync(join(folder, 'graph.usearch.tmp-4242'), 'half a graph');
+    await update(store, await store.load());
+    expect(existsSync(join(folder, 'graph.usearch.tmp-4242'))).toBe(false);
+    expect(existsSync(join(folder, 'graph.usearch'))).toBe(true);
+  });
+
   it('changes the store stamp when saved, so searches pick the new graph up', async () => {
     const { store } = await storeWith(1200);
     const before = store.stamp();

@@ -294,6 +294,7 @@ export class FsVectorStore implements VectorStore {
   }
 
   async compact(keep: (hash: Uint8Array) => boolean): Promise<void> {
+    this.sweepTemps();
     const contents = this.read();
     const dim = this.identity.dim;
     const size = this.recordBytes;
@@ -353,6 +354,7 @@ export class FsVectorStore implements VectorStore {
   }
 
   async *updateGraph(set: VectorSet): AsyncGenerator<{ done: number; total: number }, boolean, undefined> {
+    this.sweepTemps();
     if (!AnnGraph.available()) return false;
     if (set.count === 0) return true;
     const meta = this.graphMeta(set);
@@ -402,6 +404,20 @@ export class FsVectorStore implements VectorStore {
     };
     writeFileAtomic(join(this.dir, GRAPH_META_FILE), `${JSON.stringify(written)}\n`, this.dir);
     return true;
+  }
+
+  /**
+   * Remove temp files an interrupted writer left (a graph or log being replaced). Every writer
+   * here holds the vectors lock, as the caller does, so any temp file is a dead writer's.
+   */
+  private sweepTemps(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) if (/\.tmp-\d+$/.test(name)) rmSync(join(this.dir, name), { force: true });
   }
 
   /** Drop the graph (derived data: the next embedding run that needs one builds it). */
