@@ -4,7 +4,7 @@
 //   node --import tsx bench/ann-recall.mjs --root DIR [--queries 400] [--grid] [--synthetic N]
 //
 // DIR is a repository synced with the builtin embedder (`repodex sync`). By default it measures
-// what searches use: the graph the embedding run saved next to the vector log (built here first
+// what searches use: the graph the embedding run saved next to the vector log (built in memory
 // if there is none), through DocVectors, against a scan of the same rows. `--grid` instead builds
 // throwaway graphs over the log's records for a grid of HNSW settings (how ANN_SETTINGS was
 // chosen). `--synthetic N` replaces the corpus by N distinct pseudo-chunks of 40 terms drawn from
@@ -119,17 +119,18 @@ if (argv.includes('--grid')) {
   } else {
     graph = vectors.graph(set);
     if (!graph) {
+      // None saved (the corpus is below embeddings.ann_from): build one like the embedding run
+      // would, in memory, leaving the corpus's folder as it is.
+      graph = AnnGraph.create(embedder.dim);
       const t = performance.now();
-      const steps = vectors.updateGraph(set);
-      while (!(await steps.next()).done);
+      graph.extend(set.data, set.count);
       buildNote = `${((performance.now() - t) / 1000).toFixed(1)} s (built now: none was saved)`;
-      graph = vectors.graph(set);
     }
   }
   const ann = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, graph, 0) : DocVectors.build(view, set, graph, 0);
   const { recall, ms } = measure((q) => ann.nearest(q, 10));
-  const saved = path.join(root, '.repodex', 'vectors', identityKey(embedder), 'graph.usearch');
-  const size = synthetic > 0 ? '' : `${(statSync(saved).size / 1e6).toFixed(0)} MB`;
+  const saved = statSync(path.join(root, '.repodex', 'vectors', identityKey(embedder), 'graph.usearch'), { throwIfNoEntry: false });
+  const size = saved ? `${(saved.size / 1e6).toFixed(0)} MB` : '';
   console.log(`| HNSW ${describe(ANN_SETTINGS)} | ${recall.toFixed(3)} | ${ms.toFixed(2)} | ${buildNote} | ${size} |`);
 }
 rmSync(scratch, { recursive: true, force: true });
