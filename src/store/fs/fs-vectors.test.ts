@@ -189,3 +189,54 @@ describe('vector sets', () => {
     expect((await new FsVectorStore(dir, sets[2]!).load()).count).toBe(1);
   });
 });
+
+describe('the vector log', () => {
+  const folderOf = (dir: string, id: typeof identity): string => join(dir, 'vectors', identityKey(id));
+
+  it('reads back what was appended across read blocks, and stops at a damaged record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'repodex-vectors-'));
+    dirs.push(dir);
+    // 32 KB records: 300 of them span three 4 MB read blocks.
+    const wide = { engine: 'test', model: 'wide', dim: 8192, metric: 'cosine' as const };
+    const store = new FsVectorStore(dir, wide);
+    const all = Array.from({ length: 300 }, (_, i) => normalize(Float32Array.from({ length: 8192 }, (_, d) => Math.sin(i * 31 + d))));
+    await store.append(
+      all.map((_, i) => hashOf(i)),
+      all,
+    );
+    const set = await store.load();
+    expect(set.count).toBe(300);
+    for (const i of [0, 127, 128, 255, 299]) {
+      expect(set.find(hashOf(i))).toBe(i);
+      expect(Array.from(set.data.subarray(i * 8192, i * 8192 + 8))).toEqual(Array.from(all[i]!.subarray(0, 8)));
+      expect(Buffer.from(set.hashOf(i))).toEqual(Buffer.from(hashOf(i)));
+    }
+    // Flip a byte inside record 200's vector: the log ends before it, and check() says so.
+    const log = join(folderOf(dir, wide), 'vectors.bin');
+    const bytes = readFileSync(log);
+    const recordBytes = 36 + 8192 * 4;
+    bytes[16 + 200 * recordBytes + 100] = bytes[16 + 200 * recordBytes + 100]! ^ 0xff;
+    writeFileSync(log, bytes);
+    const reopened = new FsVectorStore(dir, wide);
+    expect((await reopened.load()).count).toBe(200);
+    expect(reopened.check().problems.join('\n')).toMatch(/record 201 fails its checksum/);
+  });
+
+  it('ignores a torn last record, and the next append cuts it off', async () => {
+    const { store, dir } = await storeWith(10);
+    const log = join(folderOf(dir, identity), 'vectors.bin');
+    const recordBytes = 36 + DIM * 4;
+    const bytes = readFileSync(log);
+    writeFileSync(log, bytes.subarray(0, bytes.length - 20));
+    expect((await store.load()).count).toBe(9);
+    expect(store.check()).toMatchObject({ count: 9, problems: [] });
+    expect(store.check().notes.join('\n')).toMatch(/interrupted run/);
+    const extra = vectors(2, 5);
+    await store.append([hashOf(100), hashOf(101)], extra);
+    const set = await store.load();
+    expect(set.count).toBe(11);
+    expect(set.find(hashOf(9))).toBe(-1);
+    expect(set.find(hashOf(101))).toBe(10);
+    expect(readFileSync(log).length).toBe(16 + 11 * recordBytes);
+  });
+});

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { crc32 } from '../../core/crc32.js';
@@ -26,6 +26,8 @@ const HEADER_BYTES = 16;
 /** The HNSW graph over the log's records (usearch's own format), and what it covers. */
 const GRAPH_FILE = 'graph.usearch';
 const GRAPH_META_FILE = 'graph.json';
+/** Bytes of the log read at a time when loading it. */
+const READ_BLOCK_BYTES = 4 << 20;
 /** Records added to the graph between progress reports. */
 const GRAPH_BATCH = 8192;
 
@@ -214,32 +216,55 @@ export class FsVectorStore implements VectorStore {
   /** Parse the log, stopping at the first record that fails its checksum. */
   private read(): LogContents {
     const dim = this.identity.dim;
-    let bytes: Buffer;
+    let fd: number;
     try {
-      bytes = readFileSync(this.path);
+      fd = openSync(this.path, 'r');
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) return { count: 0, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: 0 };
       throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.path}: ${errorMessage(error)}`);
     }
-    if (bytes.length < HEADER_BYTES || bytes.toString('latin1', 0, 8) !== MAGIC) throw new RepodexError('INDEX_CORRUPT', `${this.path} is not a vector log`);
-    if (bytes.readUInt16LE(8) !== LOG_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `${this.path} has layout ${bytes.readUInt16LE(8)}, this version reads ${LOG_VERSION}`);
-    if (bytes.readUInt32LE(12) !== dim) throw new RepodexError('INDEX_CORRUPT', `${this.path} holds ${bytes.readUInt32LE(12)}-dimensional vectors, its folder says ${dim}`);
-    const size = this.recordBytes;
-    const whole = Math.floor((bytes.length - HEADER_BYTES) / size);
-    const hashes = new Uint8Array(whole * 32);
-    const data = new Float32Array(whole * dim);
-    let count = 0;
-    for (let r = 0; r < whole; r++) {
-      const at = HEADER_BYTES + r * size;
-      if (crc32(bytes.subarray(at, at + size - 4)) !== bytes.readUInt32LE(at + size - 4)) break;
-      hashes.set(bytes.subarray(at, at + 32), r * 32);
-      // Copy through a fresh aligned buffer: records are not 4-byte aligned relative to each other's data.
-      data.set(new Float32Array(bytes.buffer.slice(bytes.byteOffset + at + 32, bytes.byteOffset + at + 32 + dim * 4)), r * dim);
-      count++;
+    try {
+      const length = fstatSync(fd).size;
+      const header = Buffer.alloc(HEADER_BYTES);
+      if (length < HEADER_BYTES || readSync(fd, header, 0, HEADER_BYTES, 0) < HEADER_BYTES || header.toString('latin1', 0, 8) !== MAGIC) throw new RepodexError('INDEX_CORRUPT', `${this.path} is not a vector log`);
+      if (header.readUInt16LE(8) !== LOG_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `${this.path} has layout ${header.readUInt16LE(8)}, this version reads ${LOG_VERSION}`);
+      if (header.readUInt32LE(12) !== dim) throw new RepodexError('INDEX_CORRUPT', `${this.path} holds ${header.readUInt32LE(12)}-dimensional vectors, its folder says ${dim}`);
+      const size = this.recordBytes;
+      const whole = Math.floor((length - HEADER_BYTES) / size);
+      const hashes = new Uint8Array(whole * 32);
+      const data = new Float32Array(whole * dim);
+      // Records are read a block at a time into one buffer, so loading never holds the file twice.
+      // A record's size (36 + 4·dim) is a multiple of 4, so each vector sits 4-byte aligned in it.
+      const perBlock = Math.max(1, Math.floor(READ_BLOCK_BYTES / size));
+      const block = Buffer.alloc(perBlock * size);
+      const floats = new Float32Array(block.buffer, block.byteOffset, block.length / 4);
+      let count = 0;
+      read: for (let first = 0; first < whole; first += perBlock) {
+        const n = Math.min(perBlock, whole - first);
+        let got = 0;
+        while (got < n * size) {
+          const read = readSync(fd, block, got, n * size - got, HEADER_BYTES + first * size + got);
+          if (read === 0) break read;
+          got += read;
+        }
+        for (let i = 0; i < n; i++) {
+          const at = i * size;
+          if (crc32(block.subarray(at, at + size - 4)) !== block.readUInt32LE(at + size - 4)) break read;
+          hashes.set(block.subarray(at, at + 32), count * 32);
+          data.set(floats.subarray((at + 32) / 4, (at + 32) / 4 + dim), count * dim);
+          count++;
+        }
+      }
+      const validBytes = HEADER_BYTES + count * size;
+      return { count, hashes: hashes.subarray(0, count * 32), data: data.subarray(0, count * dim), validBytes, tailBytes: length - validBytes };
+    } catch (error) {
+      if (error instanceof RepodexError) throw error;
+      throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.path}: ${errorMessage(error)}`);
+    } finally {
+      closeSync(fd);
     }
-    const validBytes = HEADER_BYTES + count * size;
-    return { count, hashes: hashes.subarray(0, count * 32), data: data.subarray(0, count * dim), validBytes, tailBytes: bytes.length - validBytes };
   }
+
 
   async load(): Promise<VectorSet> {
     const stamp = this.logStamp();
