@@ -135,6 +135,17 @@ export function configLimits(config: Config): Limits {
   return resolveLimits({ ...config.limits, max_file_bytes: config.limits.max_file_bytes ?? config.max_file_bytes });
 }
 
+/**
+ * Hash of the settings that shape what the index holds: the parsed config (defaults applied, so
+ * formatting and key order do not count) without `embeddings` (the vectors follow chunk content
+ * whatever embeds them), `watch` and `auto_index` (when to sync, not what). The config hash of
+ * seed 000 §3.6 still decides whether the index is dirty; this decides whether it is rebuilt.
+ */
+export function indexConfigKey(config: Config): string {
+  const { embeddings: _embeddings, watch: _watch, auto_index: _autoIndex, ...shaping } = config;
+  return createHash('sha256').update(JSON.stringify(shaping)).digest('hex');
+}
+
 /** Hash of raw config bytes (seed 000 §3.6: never of a re-serialized object). */
 export function hashConfigBytes(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');

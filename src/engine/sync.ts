@@ -14,7 +14,7 @@ import { hasAdapter } from '../lang/index.js';
 import { languageOf } from '../scan/language.js';
 import { readSource } from '../scan/read-source.js';
 import { describeSecret } from '../safety/secrets.js';
-import { configLimits } from '../core/config.js';
+import { configLimits, indexConfigKey } from '../core/config.js';
 import { RepoScope } from '../scan/scope.js';
 import type { Candidate, SoftError } from '../scan/walker.js';
 import type { Catalog, IndexStore, IndexView } from '../store/backend.js';
@@ -113,7 +113,8 @@ function fullReason(ctx: RepoContext, base: IndexView | undefined, problem: stri
   if (!base) return 'first sync';
   if (base.meta.feature_version !== FEATURE_VERSION) return `index built with other rules (feature version ${base.meta.feature_version}, now ${FEATURE_VERSION})`;
   if (base.meta.chunker.params_key !== rulesKey) return 'chunking settings changed';
-  if (base.meta.config_hash !== ctx.loaded.hash) return 'config.json changed';
+  // Only settings that shape the index force a rebuild; indexes from before the key rebuild on any change.
+  if (base.meta.config_hash !== ctx.loaded.hash && base.meta.index_config_key !== indexConfigKey(ctx.loaded.config)) return 'config.json changed';
   return undefined;
 }
 
@@ -169,7 +170,8 @@ export async function* runSync(
   // Unchanged files whose recent subjects changed (new commits touched them) are added again, for their history field.
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
 
-  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head)) {
+  // A config edit that needs no rebuild still commits (an empty generation), to record the new config hash.
+  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash) {
     await store.tidy();
     return noChange(base, changes, errors, started);
   }
@@ -266,6 +268,7 @@ export async function* runSync(
     const durationMs = Math.round(performance.now() - started);
     const result = await writer.commit({
       config_hash: ctx.loaded.hash,
+      index_config_key: indexConfigKey(config),
       project_type: config.project_type,
       chunker: { name: treeSitterChunker.name, version: treeSitterChunker.version, params_key: rules.key },
       git: head ?? null,

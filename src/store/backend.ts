@@ -17,6 +17,12 @@ export interface IndexMeta {
   readonly generation: number;
   /** sha256 of the raw bytes of config.json at sync time. */
   readonly config_hash: string;
+  /**
+   * Hash of the settings that shape what the index holds (indexConfigKey): when only the others
+   * changed (embeddings, watch, auto_index, formatting), a sync records the new config_hash
+   * without a rebuild. Absent in indexes written before it existed.
+   */
+  readonly index_config_key?: string;
   readonly project_type: string;
   readonly chunker: { readonly name: string; readonly version: number; readonly params_key: string };
   readonly counts: {

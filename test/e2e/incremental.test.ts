@@ -288,3 +288,35 @@ describe('incremental sync and worker threads', () => {
     expect(outline(broken)).toMatchObject({ parsed: false, source: 'index', symbols: [] });
   });
 });
+
+describe('config edits', () => {
+  interface Summary {
+    mode: string;
+    full_reason: string | null;
+    files_scanned: number;
+    files_indexed: number;
+    chunks_created: number;
+    generation: number;
+  }
+
+  it('record a change that does not shape the index without a rebuild, and rebuild for one that does', () => {
+    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n', 'src/b.ts': 'export function b(): number {\n  return 2;\n}\n', 'lib/c.ts': 'export const c = 3;\n' });
+    const first = runCli(['sync', '--json', '--root', root]).json<Summary>();
+    const configPath = join(root, '.repodex/config.json');
+    const config = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+    const status = (): { dirty: boolean; reasons: string[] } => runCli(['status', '--json', '--root', root]).json<{ dirty: boolean; reasons: string[] }>();
+
+    // Other embeddings, another debounce, other formatting: dirty (the config hash is of the bytes), but nothing to rebuild.
+    writeFileSync(configPath, JSON.stringify({ ...config, embeddings: { provider: 'off' }, watch: { debounce_ms: 900 } }, null, 4));
+    expect(status()).toMatchObject({ dirty: true, reasons: ['config.json changed since the last sync'] });
+    const recorded = runCli(['sync', '--json', '--root', root]).json<Summary>();
+    expect(recorded).toMatchObject({ mode: 'incremental', full_reason: null, files_scanned: 0, chunks_created: 0, generation: first.generation + 1 });
+    expect(status()).toMatchObject({ dirty: false, reasons: [] });
+
+    // A setting that decides what is indexed: a rebuild.
+    writeFileSync(configPath, JSON.stringify({ ...config, exclude: ['lib/**'] }, null, 2));
+    const rebuilt = runCli(['sync', '--json', '--root', root]).json<Summary>();
+    expect(rebuilt).toMatchObject({ mode: 'full', full_reason: 'config.json changed', files_indexed: 2 });
+    expect(status().dirty).toBe(false);
+  });
+});
