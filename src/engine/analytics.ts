@@ -27,6 +27,10 @@ export function readAnalytics(dataDir: string): AnalyticsCounts {
   }
 }
 
+/** Counters with something not yet written: flushed when the process exits, by one listener for all. */
+const unwritten = new Set<Analytics>();
+let exitHooked = false;
+
 /**
  * `.repodex/analytics.json`, written atomically (temp file + rename): queries, hits (a search
  * with at least one result), misses, last query time. Counts gather in memory and are added to
@@ -36,7 +40,6 @@ export function readAnalytics(dataDir: string): AnalyticsCounts {
 export class Analytics {
   private pending = { queries: 0, hits: 0, misses: 0, last: null as string | null };
   private timer: NodeJS.Timeout | undefined;
-  private exitHooked = false;
 
   constructor(private readonly dataDir: string) {}
 
@@ -46,9 +49,12 @@ export class Analytics {
     if (hit) this.pending.hits++;
     else this.pending.misses++;
     this.pending.last = new Date().toISOString();
-    if (!this.exitHooked) {
-      this.exitHooked = true;
-      process.once('exit', () => this.flush());
+    unwritten.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.once('exit', () => {
+        for (const analytics of unwritten) analytics.flush();
+      });
     }
     this.timer ??= setTimeout(() => this.flush(), FLUSH_DELAY_MS).unref();
   }
@@ -57,6 +63,7 @@ export class Analytics {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    unwritten.delete(this);
     const delta = this.pending;
     if (delta.queries === 0) return;
     this.pending = { queries: 0, hits: 0, misses: 0, last: null };
