@@ -121,8 +121,8 @@ export interface VectorSet {
   readonly data: Float32Array;
   /** The record of a chunk hash (32 raw bytes), or -1. */
   find(hash: Uint8Array): number;
-  /** The chunk hash of record `record` (32 raw bytes). */
-  hashOf(record: number): Uint8Array;
+  /** The chunk hashes of records `from`..`to`-1, 32 raw bytes each, back to back. */
+  hashRange(from: number, to: number): Uint8Array;
 }
 
 /**

@@ -25,7 +25,7 @@ export interface Neighbours {
 export class DocVectors {
   private rowOf: Map<number, number> | undefined;
   /** For the graph: the rows of each record it covers (CSR; identical chunks share a record), and the rows it does not cover. */
-  private byRecord: { start: Uint32Array; rows: Uint32Array; tail: Uint32Array } | undefined;
+  private byRecord: { start: Uint32Array; rows: Uint32Array; tail: Uint32Array; liveRecords: number } | undefined;
 
   private constructor(
     readonly dim: number,
@@ -159,10 +159,11 @@ export class DocVectors {
    */
   private nearestApproximate(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours | undefined {
     const graph = this.graph!;
-    const { start, rows, tail } = this.recordRows(graph.covered);
-    // Records of deleted or changed chunks stay in the graph until a compaction (at most half of
-    // it), and a filter (glob, language) can reject most neighbours: ask for more than k.
-    const want = Math.min(graph.covered, allow ? k * 8 : k * 2 + 8);
+    const { start, rows, tail, liveRecords } = this.recordRows(graph.covered);
+    // Records of deleted or changed chunks stay in the graph until a compaction (up to half of it),
+    // and a filter (glob, language) can reject most neighbours: ask for more than k, in proportion.
+    const deadFactor = graph.covered / Math.max(1, liveRecords);
+    const want = Math.min(graph.covered, Math.ceil((allow ? k * 8 : k) * deadFactor) + 8);
     const found = graph.search(query, want);
     const docs: number[] = [];
     const sims: number[] = [];
@@ -177,7 +178,9 @@ export class DocVectors {
         sims.push(this.rowSimilarity(row, query));
       }
     }
-    if (docs.length < k && found.records.length === want && want < graph.covered) return undefined;
+    // Short, and the graph did not enumerate every record it holds (HNSW can return fewer than
+    // asked even when asked for all): only the scan can say what is missing.
+    if (docs.length < k && found.records.length < graph.covered) return undefined;
     const fresh = tail.length > 0 ? this.scan(query, k, allow, tail) : { docs: [], sims: [] };
     const merged = [...docs.keys()].map((i) => ({ doc: docs[i]!, sim: sims[i]! }));
     fresh.docs.forEach((doc, i) => merged.push({ doc, sim: fresh.sims[i]! }));
@@ -186,8 +189,8 @@ export class DocVectors {
     return { docs: best.map((m) => m.doc), sims: best.map((m) => m.sim) };
   }
 
-  /** Rows by record for the records below `covered`, and the rows of records above it. */
-  private recordRows(covered: number): { start: Uint32Array; rows: Uint32Array; tail: Uint32Array } {
+  /** Rows by record for the records below `covered`, the rows of records above it, and how many records below it some live row has. */
+  private recordRows(covered: number): { start: Uint32Array; rows: Uint32Array; tail: Uint32Array; liveRecords: number } {
     if (this.byRecord) return this.byRecord;
     const start = new Uint32Array(covered + 1);
     const tail: number[] = [];
@@ -199,6 +202,8 @@ export class DocVectors {
       if (record < covered) rows[fill[record]!++] = row;
       else tail.push(row);
     });
-    return (this.byRecord = { start, rows, tail: Uint32Array.from(tail) });
+    let liveRecords = 0;
+    for (let r = 0; r < covered; r++) if (start[r + 1]! > start[r]!) liveRecords++;
+    return (this.byRecord = { start, rows, tail: Uint32Array.from(tail), liveRecords });
   }
 }

@@ -32,14 +32,18 @@ const READ_BLOCK_BYTES = 4 << 20;
 const GRAPH_BATCH = 8192;
 
 /**
- * graph.json: the graph covers records 0..records-1 of the log, the last of which has hash
- * `last_hash` (a compaction renumbers records; a graph that does not match is rebuilt, never used).
+ * graph.json: the graph covers records 0..records-1 of the log, whose chunk hashes, back to back,
+ * have CRC-32 `hashes_crc` (a compaction renumbers records; a graph that does not match the log
+ * is rebuilt, never used).
  */
 const GraphMetaSchema = z.object({
   version: z.literal(1),
   dim: z.int(),
   records: z.int(),
-  last_hash: z.string(),
+  hashes_crc: z.int(),
+  /** Size and CRC-32 of graph.usearch: usearch trusts its file, and a damaged one crashes the process. */
+  file_bytes: z.int(),
+  file_crc: z.int(),
   connectivity: z.int(),
   expansion_add: z.int(),
   expansion_search: z.int(),
@@ -168,8 +172,8 @@ class LoadedVectors implements VectorSet {
     return this.byHash.get(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')) ?? -1;
   }
 
-  hashOf(record: number): Uint8Array {
-    return this.hashes.subarray(record * 32, record * 32 + 32);
+  hashRange(from: number, to: number): Uint8Array {
+    return this.hashes.subarray(from * 32, to * 32);
   }
 }
 
@@ -344,10 +348,11 @@ export class FsVectorStore implements VectorStore {
       out.set(new Uint8Array(vector.buffer, vector.byteOffset, dim * 4), at + 32);
       out.writeUInt32LE(crc32(out.subarray(at, at + size - 4)), at + size - 4);
     });
+    // Records are renumbered: the graph's keys would mean other records. Drop it first, so no
+    // crash or reader ever sees it beside the new log.
+    this.removeGraph();
     writeFileAtomic(this.path, out, this.dir);
     this.cached = undefined;
-    // Records were renumbered: the graph's keys mean other records now.
-    this.removeGraph();
   }
 
   /** The graph's sidecar when it is readable and describes a prefix of `set` (same records, same hashes). */
@@ -362,20 +367,50 @@ export class FsVectorStore implements VectorStore {
     if (!parsed.success) return undefined;
     const meta = parsed.data;
     if (meta.dim !== set.dim || meta.records < 1 || meta.records > set.count) return undefined;
-    return Buffer.from(set.hashOf(meta.records - 1)).toString('hex') === meta.last_hash ? meta : undefined;
+    return crc32(set.hashRange(0, meta.records)) === meta.hashes_crc ? meta : undefined;
   }
 
   graph(set: VectorSet): RecordIndex | undefined {
+    const sidecar = (): string => {
+      const stat = statSync(join(this.dir, GRAPH_META_FILE), { throwIfNoEntry: false });
+      return stat ? `${stat.ino}:${stat.mtimeMs}:${stat.size}` : '';
+    };
+    const before = sidecar();
     const meta = this.graphMeta(set);
-    if (!meta) return undefined;
+    if (!meta || !this.graphFileIntact(meta)) return undefined;
     const settings = { connectivity: meta.connectivity, expansionAdd: meta.expansion_add, expansionSearch: ANN_SETTINGS.expansionSearch, quantization: meta.quantization };
     try {
       const graph = AnnGraph.open(join(this.dir, GRAPH_FILE), set.dim, 'view', settings);
-      // A graph saved without its sidecar being updated (a crash between the two) is not used.
-      return graph && graph.covered === meta.records ? graph : undefined;
+      // A graph saved without its sidecar being updated (a crash between the two) is not used, nor
+      // one an embedding run replaced while this was reading (the sidecar changed meanwhile).
+      return graph && graph.covered === meta.records && sidecar() === before ? graph : undefined;
     } catch {
       return undefined; // unreadable: scanned instead, and rebuilt by the next embedding run
     }
+  }
+
+  /** The graph file verified in this process (size, mtime, inode): checked once per file, not per open. */
+  private verifiedGraph = '';
+
+  /**
+   * Whether graph.usearch has the size and CRC-32 its sidecar records. usearch reads its file
+   * without checks (a damaged one crashes the process), so nothing reaches it unverified.
+   */
+  private graphFileIntact(meta: GraphMeta): boolean {
+    const path = join(this.dir, GRAPH_FILE);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat || stat.size !== meta.file_bytes) return false;
+    const stamp = `${stat.ino}:${stat.mtimeMs}:${stat.size}:${meta.file_crc}`;
+    if (stamp === this.verifiedGraph) return true;
+    let crc: number;
+    try {
+      crc = fileCrc(path);
+    } catch {
+      return false;
+    }
+    if (crc !== meta.file_crc) return false;
+    this.verifiedGraph = stamp;
+    return true;
   }
 
   async *updateGraph(set: VectorSet): AsyncGenerator<{ done: number; total: number }, boolean, undefined> {
@@ -385,9 +420,10 @@ export class FsVectorStore implements VectorStore {
     const meta = this.graphMeta(set);
     const path = join(this.dir, GRAPH_FILE);
     const same = meta && meta.connectivity === ANN_SETTINGS.connectivity && meta.expansion_add === ANN_SETTINGS.expansionAdd && meta.quantization === ANN_SETTINGS.quantization && existsSync(path);
-    if (same && meta.records === set.count) return true;
+    // Up to date, if the file still opens (a damaged one is rebuilt below).
+    if (same && meta.records === set.count && this.graph(set)) return true;
     let graph: AnnGraph | null = null;
-    if (same) {
+    if (same && this.graphFileIntact(meta)) {
       try {
         graph = AnnGraph.open(path, set.dim, 'load');
         if (graph && graph.covered !== meta.records) graph = null;
@@ -405,6 +441,7 @@ export class FsVectorStore implements VectorStore {
     }
     mkdirSync(this.dir, { recursive: true });
     const temp = `${path}.tmp-${process.pid}`;
+    let file: { bytes: number; crc: number };
     try {
       graph.save(temp);
       const fd = openSync(temp, 'r');
@@ -413,6 +450,7 @@ export class FsVectorStore implements VectorStore {
       } finally {
         closeSync(fd);
       }
+      file = { bytes: statSync(temp).size, crc: fileCrc(temp) };
       renameSync(temp, path);
     } finally {
       rmSync(temp, { force: true });
@@ -421,7 +459,9 @@ export class FsVectorStore implements VectorStore {
       version: 1,
       dim: set.dim,
       records: set.count,
-      last_hash: Buffer.from(set.hashOf(set.count - 1)).toString('hex'),
+      hashes_crc: crc32(set.hashRange(0, set.count)),
+      file_bytes: file.bytes,
+      file_crc: file.crc,
       connectivity: ANN_SETTINGS.connectivity,
       expansion_add: ANN_SETTINGS.expansionAdd,
       expansion_search: ANN_SETTINGS.expansionSearch,
@@ -462,16 +502,56 @@ export class FsVectorStore implements VectorStore {
         if (whole > 0) problems.push(`${this.path}: record ${contents.count + 1} fails its checksum (${whole} record(s) after it unreadable)`);
         else notes.push(`${this.path}: ${contents.tailBytes} bytes of a record an interrupted run left; the next embedding run cuts them off`);
       }
+      const graph = this.graphCheck();
+      if (graph) notes.push(graph);
       return { count: contents.count, problems, notes };
     } catch (error) {
       return { count: 0, problems: [errorMessage(error)], notes };
     }
   }
 
+  /** What is wrong with the saved graph, if anything (derived data: a note, never a problem). */
+  private graphCheck(): string | undefined {
+    let raw: string;
+    try {
+      raw = readFileSync(join(this.dir, GRAPH_META_FILE), 'utf8');
+    } catch {
+      return undefined; // no graph: small indexes have none
+    }
+    let parsed;
+    try {
+      parsed = GraphMetaSchema.safeParse(JSON.parse(raw));
+    } catch {
+      parsed = undefined;
+    }
+    const fix = 'searches scan every vector until the next embedding run (`repodex sync`) rebuilds it';
+    if (!parsed?.success) return `${join(this.dir, GRAPH_META_FILE)} is damaged: ${fix}`;
+    if (!this.graphFileIntact(parsed.data)) return `${join(this.dir, GRAPH_FILE)} does not match its checksum: ${fix}`;
+    return undefined;
+  }
+
   /** Remove this embedder's vectors. */
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
     this.cached = undefined;
+  }
+}
+
+/** CRC-32 of a file, read a block at a time. */
+function fileCrc(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    const block = Buffer.allocUnsafe(READ_BLOCK_BYTES);
+    let crc = 0;
+    let at = 0;
+    for (;;) {
+      const n = readSync(fd, block, 0, block.length, at);
+      if (n === 0) return crc;
+      crc = crc32(block.subarray(0, n), crc);
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 
