@@ -150,7 +150,8 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
           break;
         }
         yield { type: 'graph', ...step.value };
-        if (options.signal?.aborted) throw new RepodexError('ABORTED');
+        // Not after the last batch: the graph is whole then, and saving it costs little.
+        if (options.signal?.aborted && step.value.done < step.value.total) throw new RepodexError('ABORTED');
       }
     }
     // Vectors made with a table since relearned can never be used again: free their space.

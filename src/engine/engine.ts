@@ -347,8 +347,8 @@ export class Engine {
 
   /**
    * `sync --embeddings P`: record the provider in config.json (so searches embed queries with the
-   * embedder the vectors came from), keeping every other setting. The config's bytes change, so the
-   * sync that follows rebuilds the lexical index once; vectors already made are kept.
+   * embedder the vectors came from), keeping every other setting. The lexical index is not rebuilt
+   * for it (the sync that follows only records the new config); vectors already made are kept.
    */
   private setEmbeddingsProvider(provider: EmbeddingProvider): void {
     if (!this.context().loaded.exists) this.init();

@@ -148,3 +148,20 @@ describe('feature version', () => {
     expect(readdirSync(join(root, '.repodex')).filter((name) => name.includes('.tmp'))).toEqual([]);
   });
 });
+
+describe('meta.json from a newer repodex', () => {
+  it('an optional field this version does not know is kept under the checksum, not taken for damage', () => {
+    const root = repo();
+    const path = join(root, '.repodex', 'meta.json');
+    const meta = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    delete meta.checksum;
+    const newer = { ...meta, field_of_a_later_version: { anything: [1, 2] } };
+    const body = JSON.stringify(newer, null, 2);
+    writeFileSync(path, `${JSON.stringify({ ...newer, checksum: crc32(Buffer.from(body)) }, null, 2)}\n`);
+    expect(verify(root).report.ok).toBe(true);
+    expect(cli(root, 'status', '--json').json<{ state: string }>().state).toBe('ready');
+    // Changing any byte of it is still damage.
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"anything"', '"anythinG"'));
+    expect(verify(root).report.ok).toBe(false);
+  });
+});

@@ -102,8 +102,10 @@ export class FsStore implements IndexStore {
     }
     const parsed = MetaFileSchema.safeParse(raw);
     if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `meta.json does not match its schema: ${parsed.error.issues[0]?.message ?? ''}`);
-    const { checksum, ...body } = parsed.data;
-    if (crc32(Buffer.from(JSON.stringify(body, null, 2), 'utf8')) !== checksum) throw new RepodexError('INDEX_CORRUPT', 'meta.json: checksum mismatch');
+    // The checksum covers the record as written, fields this version does not know included (a
+    // newer repodex may add optional ones): never the schema's re-serialization of it.
+    const { checksum: _checksum, ...written } = raw as Record<string, unknown>;
+    if (crc32(Buffer.from(JSON.stringify(written, null, 2), 'utf8')) !== parsed.data.checksum) throw new RepodexError('INDEX_CORRUPT', 'meta.json: checksum mismatch');
     return parsed.data;
   }
 
