@@ -41,6 +41,41 @@ export function normalize(vector: Float32Array): Float32Array {
   return vector;
 }
 
+/** What a remote or model embedder is given for a call, and where its answers go. */
+export interface EmbedInputs {
+  /** One vector per text, in order: zero vectors until filled (an empty text keeps its zero vector). */
+  readonly out: Float32Array[];
+  /** The non-empty texts, prefixed and cut to the provider's length cap: what is sent. */
+  readonly inputs: string[];
+  /** The index in `out` of each input. */
+  readonly slots: number[];
+}
+
+/**
+ * Prepare a call: an empty text means nothing, so it gets the zero vector (which matches nothing)
+ * and is not sent (OpenAI refuses a whole batch for one empty input); the rest get `prefix` and
+ * are cut to `maxChars`.
+ */
+export function embedInputs(texts: readonly string[], dim: number, prefix: string, maxChars: number): EmbedInputs {
+  const out: Float32Array[] = [];
+  const inputs: string[] = [];
+  const slots: number[] = [];
+  texts.forEach((text, i) => {
+    out.push(new Float32Array(dim));
+    if (text.trim() === '') return;
+    inputs.push(prefix + truncate(text, maxChars));
+    slots.push(i);
+  });
+  return { out, inputs, slots };
+}
+
+/** At most `max` characters of `text`, never ending between the two halves of a surrogate pair. */
+function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
 /**
  * An embedder that learns from the repository itself (the builtin one): it must be trained on the
  * live chunks before its first use, and again when the corpus has drifted far from what it learned.

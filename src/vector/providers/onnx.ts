@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
-import type { EmbedKind, Embedder } from '../embedder.js';
+import { type EmbedKind, type Embedder, embedInputs } from '../embedder.js';
 
 /** How to find and run a local ONNX embedding model (config `embeddings` with provider `onnx`). */
 export interface OnnxOptions {
@@ -204,17 +204,7 @@ export async function createOnnxEmbedder(options: OnnxOptions): Promise<Embedder
     batchSize,
     async embed(texts: readonly string[], kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array[]> {
       if (closed || signal?.aborted) throw new RepodexError('ABORTED');
-      const prefix = kind === 'query' ? queryPrefix : documentPrefix;
-      const out: Float32Array[] = [];
-      const inputs: string[] = [];
-      const slots: number[] = [];
-      texts.forEach((text, i) => {
-        // An empty text means nothing: the zero vector, which matches nothing (as the openai provider does).
-        out.push(new Float32Array(width));
-        if (text.trim() === '') return;
-        inputs.push(prefix + truncate(text, charCap));
-        slots.push(i);
-      });
+      const { out, inputs, slots } = embedInputs(texts, width, kind === 'query' ? queryPrefix : documentPrefix, charCap);
       const vectors = await run(inputs, signal);
       vectors.forEach((vector, k) => (out[slots[k]!] = vector));
       return out;
@@ -323,13 +313,6 @@ function stringField(record: Record<string, unknown>, key: string): string {
 function numberField(record: Record<string, unknown>, key: string): number | undefined {
   const value = record[key];
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-/** At most `max` characters of `text`, never ending between the two halves of a surrogate pair. */
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const last = text.charCodeAt(max - 1);
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 function positiveInteger(value: number, name: string): number {

@@ -5,7 +5,7 @@
  * that comes back is checked against `dim` before it can reach the vector store.
  */
 import { RepodexError, errorMessage } from '../../core/errors.js';
-import { normalize } from '../embedder.js';
+import { embedInputs, normalize } from '../embedder.js';
 import type { EmbedKind, Embedder } from '../embedder.js';
 
 /** How to reach and use an OpenAI-compatible embeddings endpoint (config `embeddings` plus the key from the environment). */
@@ -220,18 +220,7 @@ export function createOpenAiEmbedder(options: OpenAiOptions): Embedder {
 
   async function embed(texts: readonly string[], kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array[]> {
     if (closed || signal?.aborted) throw new RepodexError('ABORTED');
-    const prefix = (kind === 'query' ? options.queryPrefix : options.documentPrefix) ?? '';
-    const out: Float32Array[] = [];
-    const inputs: string[] = [];
-    const slots: number[] = [];
-    texts.forEach((text, i) => {
-      // OpenAI refuses an empty input with a 400 for the whole batch; an empty text means nothing,
-      // so it gets the zero vector (which matches nothing) and is not sent.
-      out.push(new Float32Array(dim));
-      if (text.trim() === '') return;
-      inputs.push(prefix + truncate(text, maxInputChars));
-      slots.push(i);
-    });
+    const { out, inputs, slots } = embedInputs(texts, dim, (kind === 'query' ? options.queryPrefix : options.documentPrefix) ?? '', maxInputChars);
     if (inputs.length === 0) return out;
 
     // One canceller for the call: the caller's signal, close(), or the first fatal batch (whose
@@ -284,13 +273,6 @@ export function createOpenAiEmbedder(options: OpenAiOptions): Embedder {
       for (const cancel of inflight) cancel.abort();
     },
   };
-}
-
-/** At most `max` characters of `text`, never ending between the two halves of a surrogate pair. */
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const last = text.charCodeAt(max - 1);
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 /** Wait `ms`, or throw ABORTED as soon as `signal` fires. */
