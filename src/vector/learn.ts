@@ -125,16 +125,7 @@ function timesTransposed(a: Csr, columns: number, y: Float64Array, k: number): F
  */
 function orthonormalize(y: Float64Array, rows: number, k: number, passes = 2): void {
   for (let pass = 0; pass < passes; pass++) {
-    const gram = new Float64Array(k * k);
-    for (let r = 0; r < rows; r++) {
-      const base = r * k;
-      for (let i = 0; i < k; i++) {
-        const v = y[base + i]!;
-        if (v === 0) continue;
-        for (let j = i; j < k; j++) gram[i * k + j]! += v * y[base + j]!;
-      }
-    }
-    for (let i = 0; i < k; i++) for (let j = 0; j < i; j++) gram[i * k + j] = gram[j * k + i]!;
+    const gram = gramOf(y, rows, k);
     const inverse = inverseCholeskyUpper(gram, k);
     // Transposed, so row j of it holds the weights of output column j (contiguous reads).
     const weights = new Float64Array(k * k);
@@ -254,16 +245,7 @@ function truncatedSvd(a: Csr, columns: number, rank: number, iterations: number,
   orthonormalize(y, a.rows, k);
   // B = Qᵀ A is (k × columns); its transpose Aᵀ Q is what we can form.
   const bt = timesTransposed(a, columns, y, k);
-  const gram = new Float64Array(k * k);
-  for (let c = 0; c < columns; c++) {
-    const base = c * k;
-    for (let i = 0; i < k; i++) {
-      const v = bt[base + i]!;
-      if (v === 0) continue;
-      for (let j = i; j < k; j++) gram[i * k + j]! += v * bt[base + j]!;
-    }
-  }
-  for (let i = 0; i < k; i++) for (let j = 0; j < i; j++) gram[i * k + j] = gram[j * k + i]!;
+  const gram = gramOf(bt, columns, k);
   const { values, vectors } = symmetricEigen(gram, k);
   // Right singular vectors: V = Bᵀ W Σ⁻¹, keeping the top `rank`.
   const out = new Float64Array(columns * rank);
@@ -280,6 +262,21 @@ function truncatedSvd(a: Csr, columns: number, rank: number, iterations: number,
 }
 
 /** A seeded standard normal generator (xorshift32 + Box–Muller): the same corpus learns the same table. */
+/** Mᵀ M (k × k, symmetric) of a row-major `rows` × k matrix: the upper triangle summed, then mirrored. */
+function gramOf(m: Float64Array, rows: number, k: number): Float64Array {
+  const gram = new Float64Array(k * k);
+  for (let r = 0; r < rows; r++) {
+    const base = r * k;
+    for (let i = 0; i < k; i++) {
+      const v = m[base + i]!;
+      if (v === 0) continue;
+      for (let j = i; j < k; j++) gram[i * k + j]! += v * m[base + j]!;
+    }
+  }
+  for (let i = 0; i < k; i++) for (let j = 0; j < i; j++) gram[i * k + j] = gram[j * k + i]!;
+  return gram;
+}
+
 function gaussian(seed: number): () => number {
   let state = seed >>> 0 || 1;
   const uniform = (): number => {
