@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import type { OutlineSymbol } from '../src/lang/types.js';
+import { mulberry32 } from '../src/core/prng.js';
 import { Artifact } from '../src/index/format.js';
 import { type Manifest, decodeManifest } from '../src/index/manifest.js';
 import { Segment } from '../src/index/segment.js';
@@ -66,17 +67,8 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
   };
 }
 
-/** mulberry32: a tiny seeded PRNG, so generated trees and random delays are the same on every run. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG, so generated trees and random delays are the same on every run. */
+export const prng = mulberry32;
 
 /** A random element of `items`, drawn with `rng`. */
 export function pick<T>(rng: () => number, items: readonly T[]): T {

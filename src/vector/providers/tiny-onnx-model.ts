@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RepodexError } from '../../core/errors.js';
+import { mulberry32 } from '../../core/prng.js';
 
 /** What the tiny model looks like; every field has a default that the provider's tests rely on. */
 export interface TinyOnnxModelOptions {
@@ -99,17 +100,6 @@ function vocabulary(): string[] {
   return [...new Set(tokens)];
 }
 
-/** mulberry32: a small seeded PRNG, so the table is the same on every machine and Node version. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FNV-1a of a string: seeds a token's row from its text, so rows do not move when the vocabulary grows. */
 function fnv1a(text: string): number {
@@ -120,7 +110,7 @@ function fnv1a(text: string): number {
 
 /** `dim` numbers uniform in [-1, 1) from a seed. */
 function randomRow(seed: number, dim: number): Float32Array {
-  const next = prng(seed);
+  const next = mulberry32(seed);
   const row = new Float32Array(dim);
   for (let i = 0; i < dim; i++) row[i] = next() * 2 - 1;
   return row;
