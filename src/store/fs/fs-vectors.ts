@@ -420,10 +420,11 @@ export class FsVectorStore implements VectorStore {
     const meta = this.graphMeta(set);
     const path = join(this.dir, GRAPH_FILE);
     const same = meta && meta.connectivity === ANN_SETTINGS.connectivity && meta.expansion_add === ANN_SETTINGS.expansionAdd && meta.quantization === ANN_SETTINGS.quantization && existsSync(path);
-    // Up to date, if the file still opens (a damaged one is rebuilt below).
-    if (same && meta.records === set.count && this.graph(set)) return true;
+    // A damaged file is rebuilt below, even when the graph is up to date.
+    const intact = same && this.graphFileIntact(meta);
+    if (intact && meta.records === set.count) return true;
     let graph: AnnGraph | null = null;
-    if (same && this.graphFileIntact(meta)) {
+    if (intact) {
       try {
         graph = AnnGraph.open(path, set.dim, 'load');
         if (graph && graph.covered !== meta.records) graph = null;
