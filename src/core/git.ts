@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isErrnoException } from './errors.js';
+import { readRegularText } from './open-regular.js';
 
 /** HEAD of a git checkout, read from files (no `git` process: status must stay fast). */
 export interface GitHead {
@@ -8,25 +7,34 @@ export interface GitHead {
   readonly branch: string | null;
 }
 
+/** Git's own files (HEAD, refs, packed-refs, config) are read only up to this size. */
+const MAX_GIT_FILE_BYTES = 64 << 20;
+
+/** A small regular file's text (never blocks on a FIFO put in its place); the path is added to `consulted`. */
 function readText(path: string, consulted?: string[]): string | undefined {
   consulted?.push(path);
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    if (isErrnoException(error)) return undefined;
-    throw error;
-  }
+  return readRegularText(path, MAX_GIT_FILE_BYTES);
 }
 
-/** The git dir of a root: `.git` itself, or where a `.git` file (worktree, submodule) points. */
-function gitDir(root: string, consulted?: string[]): string | undefined {
+/**
+ * The git dirs of a root: `dir` is `.git` itself, or where a `.git` file (worktree, submodule)
+ * points; `common` is where a worktree's shared files (config, info/exclude, refs) live, else
+ * `dir`. Undefined outside a git repository.
+ */
+export function gitDirs(root: string, consulted?: string[]): { dir: string; common: string } | undefined {
   const dotGit = join(root, '.git');
   const asFile = readText(dotGit, consulted);
+  let dir: string;
   if (asFile !== undefined) {
-    const match = /^gitdir:\s*(.+)\s*$/m.exec(asFile);
-    return match ? resolve(root, match[1]!) : undefined;
+    const match = /^gitdir:\s*(.+?)\s*$/m.exec(asFile);
+    if (!match) return undefined;
+    dir = resolve(root, match[1]!);
+  } else {
+    if (readText(join(dotGit, 'HEAD'), consulted) === undefined) return undefined;
+    dir = dotGit;
   }
-  return readText(join(dotGit, 'HEAD'), consulted) === undefined ? undefined : dotGit;
+  const commonDir = readText(join(dir, 'commondir'), consulted)?.trim();
+  return { dir, common: commonDir ? resolve(dir, commonDir) : dir };
 }
 
 /**
@@ -34,15 +42,15 @@ function gitDir(root: string, consulted?: string[]): string | undefined {
  * added to `consulted` (for FileMemo).
  */
 export function readGitHead(root: string, consulted?: string[]): GitHead | undefined {
-  const dir = gitDir(root, consulted);
-  if (!dir) return undefined;
+  const dirs = gitDirs(root, consulted);
+  if (!dirs) return undefined;
+  const { dir, common } = dirs;
   const head = readText(join(dir, 'HEAD'), consulted)?.trim();
   if (!head) return undefined;
   if (!head.startsWith('ref:')) return { commit: head, branch: null };
   const ref = head.slice(4).trim();
   const branch = ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ref;
-  const commonDir = readText(join(dir, 'commondir'), consulted)?.trim();
-  const refDirs = commonDir ? [dir, resolve(dir, commonDir)] : [dir];
+  const refDirs = common === dir ? [dir] : [dir, common];
   for (const refDir of refDirs) {
     const loose = readText(join(refDir, ref), consulted)?.trim();
     if (loose) return { commit: loose, branch };

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
 /**
  * Open `path` for reading when it is a regular file of at most `maxBytes`: the descriptor and the
@@ -20,4 +20,32 @@ export function openRegularFile(path: string, maxBytes: number): { fd: number; s
   }
   closeSync(fd);
   return undefined;
+}
+
+/**
+ * The bytes of `path` when it is a regular file of at most `maxBytes` (see openRegularFile);
+ * undefined otherwise, or when reading fails.
+ */
+export function readRegularFile(path: string, maxBytes: number): Buffer | undefined {
+  const opened = openRegularFile(path, maxBytes);
+  if (!opened) return undefined;
+  try {
+    const bytes = Buffer.alloc(opened.size);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = readSync(opened.fd, bytes, read, bytes.length - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return bytes.subarray(0, read);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+/** The UTF-8 text of a small regular file (see readRegularFile). */
+export function readRegularText(path: string, maxBytes: number): string | undefined {
+  return readRegularFile(path, maxBytes)?.toString('utf8');
 }

@@ -3,7 +3,7 @@ import { join, sep } from 'node:path';
 import { gitPaths } from '../core/git-cli.js';
 import type { Tree } from '../index/model.js';
 import { NESTED_IGNORE_FILES } from '../scan/ignore-rules.js';
-import { type RepoScope, parentOf } from '../scan/scope.js';
+import { type RepoScope, controlLocation, isOutsideRoot, parentOf } from '../scan/scope.js';
 import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, walkTree } from '../scan/walker.js';
 import type { Catalog } from '../store/backend.js';
 import { errorMessage } from '../core/errors.js';
@@ -88,11 +88,12 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
   const root = scope.root;
   const prefix = root.endsWith(sep) ? root : root + sep;
   for (const control of catalog.tree.controls) {
-    const stat = statSync(prefix + control.path, { throwIfNoEntry: false });
+    const stat = statSync(controlLocation(root, control.path), { throwIfNoEntry: false });
     if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
   }
   const controlsByDir = new Map<string, Set<string>>();
   for (const control of catalog.tree.controls) {
+    if (isOutsideRoot(control.path)) continue; // no folder of the tree
     const slash = control.path.lastIndexOf('/');
     const dir = slash < 0 ? '' : control.path.slice(0, slash);
     const set = controlsByDir.get(dir) ?? new Set<string>();
@@ -207,7 +208,7 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
   const prefix = root.endsWith(sep) ? root : root + sep;
   if (catalog.gitDirty === null) return undefined;
   for (const control of catalog.tree.controls) {
-    const stat = statSync(prefix + control.path, { throwIfNoEntry: false });
+    const stat = statSync(controlLocation(root, control.path), { throwIfNoEntry: false });
     if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
   }
   const view = gitDirty(root, commit);

@@ -1,10 +1,10 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { lstatSync } from 'node:fs';
+import { lstatSync, unwatchFile, watchFile } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { RepodexError, errorMessage } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import { SKIP_DIRS } from '../scan/ignore-rules.js';
-import { RepoScope } from '../scan/scope.js';
+import { RepoScope, isOutsideRoot } from '../scan/scope.js';
 import type { IndexView } from '../store/backend.js';
 import type { Engine } from './engine.js';
 import type { SyncSummary } from './sync.js';
@@ -58,10 +58,18 @@ function ignoredFolders(): string[] {
 }
 
 /**
+ * How often the control files the watcher cannot see are stat-ed, in ms: git's exclude files and
+ * config (inside `.git/`, which the watcher skips, or outside the root). They change rarely; a
+ * second's delay is the price of not watching `.git/` or the home folder.
+ */
+const CONTROL_POLL_MS = 1000;
+
+/**
  * Watches a repository for changes that matter to its index: files the scope includes, folders
- * it walks, ignore files, `.repodex/config.json` and `.repodex/ignore`. Everything else (build
- * output, ignored paths, the index's own files) is dropped here. Relevant events are counted
- * with a sequence number, so a sync can settle exactly the events it saw.
+ * it walks, ignore files, `.repodex/config.json` and `.repodex/ignore`, and (by polling) git's
+ * exclude and config files. Everything else (build output, ignored paths, the index's own files)
+ * is dropped here. Relevant events are counted with a sequence number, so a sync can settle
+ * exactly the events it saw.
  */
 export class RepoWatcher {
   private subscription: Subscription | undefined;
@@ -71,6 +79,8 @@ export class RepoWatcher {
   private healthy = false;
   private readonly listeners = new Set<() => void>();
   private lastError: string | undefined;
+  /** Control files polled because the watcher does not see them, by absolute path. */
+  private readonly polled = new Map<string, (current: { size: number; mtimeMs: number }, previous: { size: number; mtimeMs: number }) => void>();
 
   constructor(
     private readonly root: string,
@@ -89,13 +99,39 @@ export class RepoWatcher {
       ignoredFolders(),
     );
     this.healthy = true;
+    this.refreshScope();
   }
 
   async stop(): Promise<void> {
     const subscription = this.subscription;
     this.subscription = undefined;
     this.healthy = false;
+    for (const [path, listener] of this.polled) unwatchFile(path, listener);
+    this.polled.clear();
     await subscription?.unsubscribe();
+  }
+
+  /** Poll the scope's control files the watcher cannot see (under `.git/` or outside the root), and only those. */
+  private pollControls(scope: RepoScope): void {
+    if (!this.subscription) return;
+    const wanted = new Set(scope.rootControls.filter((control) => isOutsideRoot(control.path) || control.path.startsWith('.git/')).map((control) => control.absolute));
+    for (const [path, listener] of this.polled) {
+      if (wanted.has(path)) continue;
+      unwatchFile(path, listener);
+      this.polled.delete(path);
+    }
+    for (const path of wanted) {
+      if (this.polled.has(path)) continue;
+      const listener = (current: { size: number; mtimeMs: number }, previous: { size: number; mtimeMs: number }): void => {
+        if (current.size === previous.size && current.mtimeMs === previous.mtimeMs) return;
+        this.scope = undefined; // the rules changed: decide later events with the new ones
+        this.count(1);
+        this.refreshScope();
+      };
+      // Not persistent: polling never keeps a process alive on its own.
+      watchFile(path, { interval: CONTROL_POLL_MS, persistent: false }, listener);
+      this.polled.set(path, listener);
+    }
   }
 
   /** True while events are arriving as they should (a backend error turns it off). */
@@ -132,6 +168,10 @@ export class RepoWatcher {
   private receive(events: readonly WatchEvent[]): void {
     let relevant = 0;
     for (const event of events) if (this.matters(event.path)) relevant++;
+    this.count(relevant);
+  }
+
+  private count(relevant: number): void {
     if (relevant === 0) return;
     this.seq += relevant;
     for (const listener of this.listeners) listener();
@@ -160,10 +200,23 @@ export class RepoWatcher {
     return scope.includesFile(rel) || scope.includesDir(rel);
   }
 
+  /**
+   * Load the scope now, so the control files it names are polled. Rules that cannot be loaded (a
+   * broken config or ignore file) are left for the next sync to report.
+   */
+  private refreshScope(): void {
+    try {
+      this.currentScope();
+    } catch {
+      // the sync this change triggers says what is wrong
+    }
+  }
+
   private currentScope(): RepoScope {
     if (!this.scope) {
       const ctx = loadContext(this.root);
       this.scope = new RepoScope(this.root, ctx.loaded.config, ctx.denylist);
+      this.pollControls(this.scope);
     }
     return this.scope;
   }

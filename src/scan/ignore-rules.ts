@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 
@@ -30,17 +30,34 @@ export interface RuleLayer {
   readonly source: string;
 }
 
+/** Ignore files larger than this are refused (no real one comes close). */
+const MAX_IGNORE_FILE_BYTES = 8 << 20;
+
 /**
- * Read an ignore file into a rule layer. Missing file → undefined (normal). A file that exists but
- * cannot be read or is not text is an error the user must see, not something to skip silently.
+ * Read an ignore file into a rule layer. Missing file (or a folder of that name) → undefined
+ * (normal). A file that exists but cannot be read, is not a regular file (a FIFO would block the
+ * read forever) or is not text is an error the user must see, not something to skip silently.
  */
 export function readIgnoreFile(absolutePath: string, base: string, displayPath: string): RuleLayer | undefined {
-  let bytes: Buffer;
+  let fd: number;
   try {
-    bytes = readFileSync(absolutePath);
+    fd = openSync(absolutePath, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return undefined;
     throw new RepodexError('IGNORE_UNREADABLE', `cannot read ${displayPath}: ${errorMessage(error)}`);
+  }
+  let bytes: Buffer;
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isDirectory()) return undefined;
+    if (!stat.isFile()) throw new RepodexError('IGNORE_UNREADABLE', `${displayPath} is not a regular file`);
+    if (stat.size > MAX_IGNORE_FILE_BYTES) throw new RepodexError('IGNORE_UNREADABLE', `${displayPath} is larger than ${MAX_IGNORE_FILE_BYTES >> 20} MB`);
+    bytes = readFileSync(fd);
+  } catch (error) {
+    if (error instanceof RepodexError) throw error;
+    throw new RepodexError('IGNORE_UNREADABLE', `cannot read ${displayPath}: ${errorMessage(error)}`);
+  } finally {
+    closeSync(fd);
   }
   return parseIgnoreText(bytes, base, displayPath);
 }

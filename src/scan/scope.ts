@@ -1,13 +1,30 @@
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { Config } from '../core/config.js';
 import { includedExtensions } from '../core/config.js';
+import { type GitEnv, gitExcludes } from '../core/git-config.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Denylist } from '../safety/denylist.js';
 import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, type RuleLayer, isIgnored, layerFromPatterns, readIgnoreFile } from './ignore-rules.js';
 import { extensionOf } from './language.js';
 
-/** Ignore files outside the walked tree that are always consulted (recorded even when absent). */
-export const ROOT_CONTROL_FILES = ['.git/info/exclude', `${DATA_DIR_NAME}/ignore`] as const;
+/**
+ * A file outside the walk that shapes the scope: `path` is how the index records it (relative to
+ * the root when inside it, else absolute), `absolute` where to stat it.
+ */
+export interface RootControl {
+  readonly path: string;
+  readonly absolute: string;
+}
+
+/** True for a recorded control path outside the root (recorded absolute). */
+export function isOutsideRoot(path: string): boolean {
+  return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path);
+}
+
+/** Where a recorded control file is: recorded paths are root-relative, or absolute when outside the root. */
+export function controlLocation(root: string, path: string): string {
+  return isOutsideRoot(path) ? path : join(root, path);
+}
 
 const DECLARATION_FILE = /\.d\.[mc]?ts$/i;
 
@@ -24,9 +41,10 @@ function nameOf(rel: string): string {
 /**
  * Which paths under a root the index covers, decidable for any single path: built-in skip
  * folders and files, nested `.gitignore`/`.ignore` (evaluated as git does: deeper and later rules
- * win, `!` re-includes), `.git/info/exclude`, `.repodex/ignore`, config `exclude`, the denylist,
- * the extension filter and `.d.ts`. The walk, incremental change detection and the watcher all
- * ask this one object, so they can never disagree. Ignore files are read once per folder.
+ * win, `!` re-includes), git's `core.excludesFile` and `info/exclude` (in a git repository),
+ * `.repodex/ignore`, config `exclude`, the denylist, the extension filter and `.d.ts`. The walk,
+ * incremental change detection and the watcher all ask this one object, so they can never
+ * disagree. Ignore files are read once per folder.
  */
 export class RepoScope {
   private readonly extensions: ReadonlySet<string>;
@@ -36,15 +54,30 @@ export class RepoScope {
   private readonly repodexLayers: readonly RuleLayer[];
   private readonly deciding = new Map<string, readonly RuleLayer[]>();
   private readonly included = new Map<string, boolean>();
+  /**
+   * The files outside the walk whose change changes the scope (recorded even when absent): git's
+   * config files and exclude files, and `.repodex/ignore`. Nested ignore files are found by the walk.
+   */
+  readonly rootControls: readonly RootControl[];
 
+  /** `env` locates git's global config and excludes file (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
   constructor(
     readonly root: string,
     readonly config: Config,
     readonly denylist: Denylist,
+    env: GitEnv = process.env,
   ) {
     this.extensions = includedExtensions(config);
-    const infoExclude = readIgnoreFile(join(root, '.git', 'info', 'exclude'), '', '.git/info/exclude');
-    this.gitLayers.set('\0root', infoExclude ? [infoExclude] : []);
+    const excludes = gitExcludes(root, env);
+    // Lowest priority first, as git applies them: core.excludesFile, then info/exclude.
+    const rootLayers: RuleLayer[] = [];
+    for (const file of [excludes.global, excludes.infoExclude]) {
+      const layer = file === undefined ? undefined : readIgnoreFile(file, '', this.recordedPath(file));
+      if (layer) rootLayers.push(layer);
+    }
+    this.gitLayers.set('\0root', rootLayers);
+    const controls = [...excludes.consulted, join(root, DATA_DIR_NAME, 'ignore')];
+    this.rootControls = controls.map((absolute) => ({ path: this.recordedPath(absolute), absolute }));
     const repodex: RuleLayer[] = [];
     const repodexIgnore = readIgnoreFile(join(root, DATA_DIR_NAME, 'ignore'), '', `${DATA_DIR_NAME}/ignore`);
     if (repodexIgnore) repodex.push(repodexIgnore);
@@ -112,8 +145,14 @@ export class RepoScope {
     return this.includesDir(parentOf(rel)) && !this.denylist.matches(rel) && !this.ignored(rel, false);
   }
 
+  /** How the index records a control file at `absolute`: root-relative inside the root, else absolute. */
+  private recordedPath(absolute: string): string {
+    const rel = relative(this.root, absolute);
+    return rel === '' || rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel) ? absolute : rel.split(sep).join('/');
+  }
+
   /** True when a change to `rel` changes what the scope includes (an ignore file or the config). */
   isControl(rel: string): boolean {
-    return NESTED_IGNORE_FILES.includes(nameOf(rel) as (typeof NESTED_IGNORE_FILES)[number]) || (ROOT_CONTROL_FILES as readonly string[]).includes(rel) || rel === `${DATA_DIR_NAME}/config.json`;
+    return NESTED_IGNORE_FILES.includes(nameOf(rel) as (typeof NESTED_IGNORE_FILES)[number]) || this.rootControls.some((control) => control.path === rel) || rel === `${DATA_DIR_NAME}/config.json`;
   }
 }

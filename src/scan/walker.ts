@@ -4,7 +4,7 @@ import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Denylist } from '../safety/denylist.js';
 import { NESTED_IGNORE_FILES } from './ignore-rules.js';
-import { ROOT_CONTROL_FILES, RepoScope } from './scope.js';
+import { RepoScope } from './scope.js';
 
 /** A file the walk selected for indexing, with the stat that dirty checks compare. */
 export interface Candidate {
@@ -26,7 +26,7 @@ export interface WalkedDir {
   readonly mtimeMs: number;
 }
 
-/** An ignore file that shaped the walk; `size` is -1 when it did not exist. */
+/** An ignore or git config file that shaped the walk (see controlLocation); `size` is -1 when it did not exist. */
 export interface ControlFile {
   readonly path: string;
   readonly size: number;
@@ -61,7 +61,7 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
   const root = scope.root;
   const files: Candidate[] = [];
   const dirs: WalkedDir[] = [];
-  const controls: ControlFile[] = from === '' ? ROOT_CONTROL_FILES.map((rel) => controlStat(join(root, rel), rel)) : [];
+  const controls: ControlFile[] = from === '' ? scope.rootControls.map((control) => controlStat(control.absolute, control.path)) : [];
   const errors: SoftError[] = [];
 
   const visit = (dirRel: string): void => {

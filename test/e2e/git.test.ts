@@ -1,8 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeRepo, runCli } from '../helpers.js';
+import { CLI, PROJECT_ROOT, makeRepo, runCli, tempDir } from '../helpers.js';
 
 // Git awareness (seed 001 §2.2, §2.3, §2.5): status reports the indexed commit against HEAD and
 // the state, a branch switch flips it to stale and back, search follows, and a switch re-indexes
@@ -162,6 +162,91 @@ describe.skipIf(!HAS_GIT)('git awareness', () => {
         expect(ra, `step ${i}, query ${q}`).toEqual(rb);
       }
       expect(status(viaGit).dirty, `step ${i}`).toBe(false);
+    }
+  });
+});
+
+// Git's own exclude files beyond .gitignore (gitignore(5)): core.excludesFile (by default
+// ~/.config/git/ignore) and info/exclude apply as git applies them, and an edit to either (or to
+// the config naming the first) is a change like any ignore file's: status goes stale, the next
+// sync follows, and a watching process sees it.
+describe.skipIf(!HAS_GIT)('git exclude files', () => {
+  /** A git repository and a home folder of its own, so the machine's git config plays no part. */
+  function setup(): { root: string; home: string; env: NodeJS.ProcessEnv } {
+    const home = tempDir();
+    const root = makeRepo({ 'src/keep.ts': 'export const zqxkeep = 1;\n', 'src/mine.local.ts': 'export const zqxlocal = 1;\n', 'src/scratch.ts': 'export const zqxscratch = 1;\n' });
+    git(root, 'init', '-q');
+    return { root, home, env: { HOME: home, XDG_CONFIG_HOME: '', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: undefined } };
+  }
+  const paths = (root: string, env: NodeJS.ProcessEnv): string[] => {
+    const run = runCli(['search', 'zqxkeep zqxlocal zqxscratch', '--json', '--root', root], { env });
+    expect(run.code, run.stderr).toBe(0);
+    return run.json<Search>().results.map((hit) => hit.path).sort();
+  };
+  /** What git itself ignores among the files, to compare with. */
+  const gitIgnored = (root: string, env: NodeJS.ProcessEnv): string[] =>
+    execFileSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all'], { cwd: root, encoding: 'utf8', env: { ...process.env, ...env } })
+      .split('\n')
+      .filter((line) => line.startsWith('!! src/'))
+      .map((line) => line.slice(3))
+      .sort();
+
+  it('applies the default global excludes file and info/exclude, as git does, and follows edits to them', () => {
+    const { root, home, env } = setup();
+    mkdirSync(join(home, '.config', 'git'), { recursive: true });
+    writeFileSync(join(home, '.config', 'git', 'ignore'), '*.local.ts\n');
+    writeFileSync(join(root, '.git', 'info', 'exclude'), 'src/scratch.ts\n');
+    expect(gitIgnored(root, env)).toEqual(['src/mine.local.ts', 'src/scratch.ts']);
+    expect(paths(root, env)).toEqual(['src/keep.ts']);
+
+    // Emptying the global file: stale, and the next sync indexes what it no longer ignores.
+    writeFileSync(join(home, '.config', 'git', 'ignore'), '');
+    expect(runCli(['status', '--json', '--root', root], { env }).json<Status>().dirty).toBe(true);
+    const run = runCli(['sync', '--json', '--root', root], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(paths(root, env)).toEqual(['src/keep.ts', 'src/mine.local.ts']);
+  });
+
+  it('reads core.excludesFile from the global config, and a change of the setting is a change of the rules', () => {
+    const { root, home, env } = setup();
+    writeFileSync(join(home, 'my-ignore'), 'scratch.ts\n');
+    writeFileSync(join(home, '.gitconfig'), '[core]\n\texcludesFile = ~/my-ignore\n');
+    expect(gitIgnored(root, env)).toEqual(['src/scratch.ts']);
+    expect(paths(root, env)).toEqual(['src/keep.ts', 'src/mine.local.ts']);
+    // The repository's own config overrides the global one.
+    writeFileSync(join(root, 'other-ignore'), '*.local.ts\n');
+    git(root, 'config', 'core.excludesFile', 'other-ignore');
+    expect(gitIgnored(root, env)).toEqual(['src/mine.local.ts']);
+    expect(runCli(['status', '--json', '--root', root], { env }).json<Status>().dirty).toBe(true);
+    expect(paths(root, env)).toEqual(['src/keep.ts', 'src/scratch.ts']);
+  });
+
+  it('a server watching the tree sees an edit to .git/info/exclude, which its file watcher does not', async () => {
+    const { root, env } = setup();
+    const server = spawn(process.execPath, [CLI, 'watch', '--json', '--debounce-ms', '100', '--root', root], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1', ...env } });
+    let out = '';
+    let err = '';
+    server.stdout.setEncoding('utf8').on('data', (text: string) => (out += text));
+    server.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+    const until = async (test: () => boolean, what: string): Promise<void> => {
+      const deadline = performance.now() + 20_000;
+      while (!test()) {
+        if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${out}; stderr: ${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    try {
+      await until(() => err.includes('watching '), 'watch to start');
+      const searchable = (): string[] => {
+        const run = runCli(['search', 'zqxkeep zqxlocal zqxscratch', '--json', '--root', root], { env: { ...env, REPODEX_INDEXING: '0' } });
+        return run.code === 0 ? run.json<Search>().results.map((hit) => hit.path).sort() : [];
+      };
+      expect(searchable()).toEqual(['src/keep.ts', 'src/mine.local.ts', 'src/scratch.ts']);
+      writeFileSync(join(root, '.git', 'info', 'exclude'), '*.local.ts\nsrc/scratch.ts\n');
+      await until(() => searchable().length === 1, 'the watcher to drop the excluded files');
+      expect(searchable()).toEqual(['src/keep.ts']);
+    } finally {
+      server.kill('SIGKILL');
     }
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -255,6 +256,21 @@ describe('scanner rules', () => {
     const run = cli(root, 'sync');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/src\/\.gitignore/);
+  });
+
+  const HAS_MKFIFO = spawnSync('mkfifo', ['--version']).status === 0;
+  it.skipIf(!HAS_MKFIFO)('a FIFO in place of a .gitignore or .git makes sync exit 1 naming it, never hang on the read', () => {
+    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n' });
+    execFileSync('mkfifo', [join(root, 'src/.gitignore')]);
+    const run = runCli(['sync', '--root', root], { timeoutMs: 20_000 });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/src\/\.gitignore is not a regular file/);
+    // A FIFO named .git is not a repository: status and sync go on without git.
+    rmSync(join(root, 'src/.gitignore'));
+    execFileSync('mkfifo', [join(root, '.git')]);
+    const synced = runCli(['sync', '--json', '--root', root], { timeoutMs: 20_000 });
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(runCli(['status', '--json', '--root', root], { timeoutMs: 20_000 }).json<{ git: unknown }>().git).toBeNull();
   });
 
   const isRoot = process.getuid?.() === 0;
