@@ -18,4 +18,11 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: false }],
     },
   },
+  {
+    // Type-aware: a promise returned (not awaited) inside try leaves its rejection uncaught and
+    // runs finally early — the CLI dropped its SIGINT handler before a sync finished that way.
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/return-await': ['error', 'in-try-catch'] },
+  },
 );

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -319,5 +319,38 @@ describe('sync killed with SIGKILL', () => {
     const afterDead = runCli(['sync', '--json', '--root', root]);
     expect(afterDead.code, afterDead.stderr).toBe(0);
     expect(existsSync(join(root, '.repodex', 'lock'))).toBe(false);
+  });
+});
+
+describe('sync stopped by a signal', () => {
+  // Ctrl-C and SIGTERM are not crashes: the sync stops at the next file, writes nothing, releases
+  // its lock and says so (exit 130). Before, the handlers were removed while the sync still ran,
+  // so the signal killed it outright and left the lock behind.
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-sync: exit 130, nothing committed, the lock released', async (signal) => {
+    const rng = prng(SEED + 20);
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 800; i++) files[`src/m${i}.ts`] = sourceFile(rng, 8000 + i);
+    const root = makeRepo(files);
+    const first = runCli(['sync', '--embeddings', 'off', '--json', '--root', root]);
+    expect(first.code, first.stderr).toBe(0);
+    const before = readIndex(root).meta.generation;
+    // A full rebuild with its parse cache removed: seconds of work, so the signal lands mid-way.
+    rmSync(join(root, '.repodex', 'parse-cache.rpdx'), { force: true });
+    const child = spawn(process.execPath, [CLI, 'sync', '--force', '--root', root], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));
+    const deadline = performance.now() + 20_000;
+    while (!existsSync(join(root, '.repodex', 'lock'))) {
+      if (performance.now() > deadline) throw new Error(`the sync never took its lock; stderr: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    child.kill(signal);
+    const exit = await exited;
+    expect(exit, stderr).toEqual({ code: 130, signal: null });
+    expect(stderr).toMatch(/stopped before it committed/);
+    expect(existsSync(join(root, '.repodex', 'lock'))).toBe(false);
+    expect(readIndex(root).meta.generation).toBe(before);
+    expectVerified(root, () => `after ${signal}`);
   });
 });

@@ -411,15 +411,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     };
     switch (name) {
       case 'init':
-        return run(parseRequest({ op: 'init' }), printInit);
+        return await run(parseRequest({ op: 'init' }), printInit);
       case 'status':
-        return run(parseRequest({ op: 'status' }), printStatus);
+        return await run(parseRequest({ op: 'status' }), printStatus);
       case 'sync':
-        return run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined, embeddings: values.embeddings }), printSyncSummary);
+        return await run(parseRequest({ op: 'sync', force: values.force === true ? true : undefined, embeddings: values.embeddings }), printSyncSummary);
       case 'search': {
         const q = (values.q as string | undefined) ?? positionals.join(' ');
         if (q.trim() === '') throw new RepodexError('BAD_REQUEST', 'search needs a query: repodex search "where is the config loaded"');
-        return run(
+        return await run(
           parseRequest({ op: 'search', q, top_k: toInt('--top-k', values['top-k'] as string | undefined), mode: values.mode, glob: values.glob, lang: langOf(values.lang) }),
           printSearch,
         );
@@ -431,22 +431,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           .filter(Boolean)
           .map((id) => toInt('--ids', id)!);
         if (ids.length === 0) throw new RepodexError('BAD_REQUEST', 'fetch needs chunk ids from a search: repodex fetch --ids 3,7');
-        return run(parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) }), printFetch);
+        return await run(parseRequest({ op: 'fetch', ids, max_lines: toInt('--max-lines', values['max-lines'] as string | undefined) }), printFetch);
       }
       case 'open': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'open needs exactly one path: repodex open src/index.ts --start 10 --end 40');
         const start = toInt('--start', values.start as string | undefined);
         const end = toInt('--end', values.end as string | undefined);
-        return run(parseRequest({ op: 'open', path: repoPath(path), start_line: start, end_line: end }), printOpen);
+        return await run(parseRequest({ op: 'open', path: repoPath(path), start_line: start, end_line: end }), printOpen);
       }
       case 'outline': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'outline needs exactly one path: repodex outline src/router.ts');
-        return run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline);
+        return await run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline);
       }
       case 'files':
-        return run(
+        return await run(
           parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined), include_hidden: values['include-hidden'] === true ? true : undefined }),
           printFiles,
         );
@@ -456,7 +456,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const format = values.format as string | undefined;
         if (format !== undefined && format !== 'md' && format !== 'json') throw new RepodexError('BAD_REQUEST', `--format must be md or json, got ${JSON.stringify(format)}`);
         if (format === 'json') json = true;
-        return run(
+        return await run(
           parseRequest({
             op: 'bundle',
             prompt,
@@ -468,11 +468,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         );
       }
       case 'audit':
-        return run(parseRequest({ op: 'audit', since: values.since, limit: toInt('--limit', values.limit as string | undefined) }), printAudit);
+        return await run(parseRequest({ op: 'audit', since: values.since, limit: toInt('--limit', values.limit as string | undefined) }), printAudit);
       case 'verify':
-        return run(parseRequest({ op: 'verify' }), printVerify);
+        return await run(parseRequest({ op: 'verify' }), printVerify);
       case 'clean':
-        return run(parseRequest({ op: 'clean' }), printClean);
+        return await run(parseRequest({ op: 'clean' }), printClean);
       default:
         throw new RepodexError('INTERNAL', `command ${name} has no handler`);
     }
