@@ -1,8 +1,8 @@
-import { statSync } from 'node:fs';
+import { statIfExistsNs } from './stat.js';
 
 /** One version of a file: inode, size, mtime and ctime in nanoseconds; `-` when there is none. */
 function versionOf(path: string): { readonly key: string; readonly changedNs: bigint } {
-  const stat = statSync(path, { bigint: true, throwIfNoEntry: false });
+  const stat = statIfExistsNs(path);
   if (!stat) return { key: '-', changedNs: 0n };
   const changedNs = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
   return { key: `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`, changedNs };

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { gitPaths } from '../core/git-cli.js';
 import type { Tree } from '../index/model.js';
@@ -7,6 +7,7 @@ import { type RepoScope, controlLocation, isOutsideRoot, parentOf } from '../sca
 import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, walkTree } from '../scan/walker.js';
 import type { Catalog } from '../store/backend.js';
 import { errorMessage } from '../core/errors.js';
+import { statIfExists } from '../core/stat.js';
 
 /** How a file differs from the index. */
 export type ChangeKind = 'added' | 'modified' | 'removed';
@@ -88,7 +89,7 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
   const root = scope.root;
   const prefix = root.endsWith(sep) ? root : root + sep;
   for (const control of catalog.tree.controls) {
-    const stat = statSync(controlLocation(root, control.path), { throwIfNoEntry: false });
+    const stat = statIfExists(controlLocation(root, control.path));
     if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
   }
   const controlsByDir = new Map<string, Set<string>>();
@@ -107,7 +108,7 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
   const errors: SoftError[] = [];
   let added = 0;
   for (const dir of catalog.tree.dirs) {
-    const stat = statSync(dir.path === '' ? root : prefix + dir.path, { throwIfNoEntry: false });
+    const stat = statIfExists(dir.path === '' ? root : prefix + dir.path);
     if (!stat?.isDirectory()) continue; // gone: its catalogued files fail their stat below
     dirs.push({ path: dir.path, mtimeMs: stat.mtimeMs });
     if (stat.mtimeMs === dir.mtimeMs) continue;
@@ -142,7 +143,7 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
         continue;
       }
       if (!entry.isFile || catalog.find(rel) >= 0 || !scope.includesFile(rel)) continue;
-      const fileStat = statSync(prefix + rel, { throwIfNoEntry: false });
+      const fileStat = statIfExists(prefix + rel);
       if (!fileStat) continue; // removed again while we looked
       changed.push({ path: rel, size: fileStat.size, mtimeMs: fileStat.mtimeMs });
       added++;
@@ -153,7 +154,7 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
   let unchanged = 0;
   for (let i = 0; i < catalog.count; i++) {
     const path = catalog.path(i);
-    const stat = statSync(prefix + path, { throwIfNoEntry: false });
+    const stat = statIfExists(prefix + path);
     if (!stat?.isFile()) {
       removed.push(path);
     } else if (stat.size !== catalog.size(i) || stat.mtimeMs !== catalog.mtimeMs(i)) {
@@ -193,7 +194,7 @@ export function gitDirty(root: string, commit: string): GitView | undefined {
 }
 
 function isDirectory(root: string, path: string): boolean {
-  return statSync(join(root, path), { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return statIfExists(join(root, path))?.isDirectory() ?? false;
 }
 
 /**
@@ -208,7 +209,7 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
   const prefix = root.endsWith(sep) ? root : root + sep;
   if (catalog.gitDirty === null) return undefined;
   for (const control of catalog.tree.controls) {
-    const stat = statSync(controlLocation(root, control.path), { throwIfNoEntry: false });
+    const stat = statIfExists(controlLocation(root, control.path));
     if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
   }
   const view = gitDirty(root, commit);
@@ -222,7 +223,7 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
   const knownDirs = new Set(catalog.tree.dirs.map((dir) => dir.path));
   for (const path of candidates) {
     const at = catalog.find(path);
-    const stat = statSync(prefix + path, { throwIfNoEntry: false });
+    const stat = statIfExists(prefix + path);
     if (at >= 0) {
       if (!stat?.isFile()) removed.push(path);
       else if (stat.size !== catalog.size(at) || stat.mtimeMs !== catalog.mtimeMs(at)) {
@@ -237,7 +238,7 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
   }
   const dirs: WalkedDir[] = [];
   for (const dir of [...catalog.tree.dirs.map((d) => d.path), ...newDirs]) {
-    const stat = statSync(dir === '' ? root : prefix + dir, { throwIfNoEntry: false });
+    const stat = statIfExists(dir === '' ? root : prefix + dir);
     if (stat?.isDirectory()) dirs.push({ path: dir, mtimeMs: stat.mtimeMs });
   }
   dirs.sort(byPath);

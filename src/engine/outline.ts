@@ -1,10 +1,10 @@
-import { statSync } from 'node:fs';
 import { analyze, hasAdapter, loadLanguages } from '../lang/index.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageOf } from '../scan/language.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
 import { readLimitsOf, readRepoFile } from './read-file.js';
+import { statIfExists } from '../core/stat.js';
 
 /** The answer to `outline`: a file's declarations, or why it could not be read. */
 export type OutlineReport =
@@ -34,7 +34,7 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
   const fileId = view ? view.findFile(checked.path) : -1;
   if (view && fileId >= 0) {
     const record = view.fileRecord(fileId);
-    const stat = statSync(checked.absolute, { throwIfNoEntry: false });
+    const stat = statIfExists(checked.absolute);
     if (record.state === 'indexed' && stat && stat.size === record.size && stat.mtimeMs === record.mtimeMs) {
       const stored = await view.outline(fileId);
       // Only a parsed file's stored outline is complete; others (e.g. too large to parse at sync) are parsed now.

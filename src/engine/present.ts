@@ -1,4 +1,4 @@
-import { closeSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
@@ -7,6 +7,7 @@ import { openRegularFile } from '../core/open-regular.js';
 import { type QueryWords, focusSnippet, snippetShowsAll } from '../search/snippet.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import type { RepoContext } from './context.js';
+import { statIfExists } from '../core/stat.js';
 
 /** A search hit as front ends show it: `stale` when its file changed on disk since indexing. */
 export type PresentedHit = Omit<SearchHit, 'matched' | 'hash'> & { readonly stale?: true };
@@ -32,7 +33,7 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
     let isChanged = changed.get(hit.path);
     if (isChanged === undefined) {
       const record = slot >= 0 ? view.fileRecord(slot) : undefined;
-      const stat = statSync(join(ctx.guard.root, hit.path), { throwIfNoEntry: false });
+      const stat = statIfExists(join(ctx.guard.root, hit.path));
       isChanged = !record || !stat || stat.size !== record.size || stat.mtimeMs !== record.mtimeMs;
       changed.set(hit.path, isChanged);
     }

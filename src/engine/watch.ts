@@ -1,5 +1,5 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { lstatSync, unwatchFile, watchFile } from 'node:fs';
+import { unwatchFile, watchFile } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { RepodexError, errorMessage } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
@@ -10,6 +10,7 @@ import type { Engine } from './engine.js';
 import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type ChangeProbe, statProbe } from './probe.js';
+import { lstatIfExists } from '../core/stat.js';
 
 /** The events a watcher backend delivers: paths (absolute) created, updated or deleted. */
 export interface WatchEvent {
@@ -193,7 +194,7 @@ export class RepoWatcher {
       return true;
     }
     // What is there now decides (a symlink is never followed); a path that is gone mattered if it could have been indexed.
-    const stat = lstatSync(absolute, { throwIfNoEntry: false });
+    const stat = lstatIfExists(absolute);
     if (stat?.isFile()) return scope.includesFile(rel);
     if (stat?.isDirectory()) return scope.includesDir(rel);
     if (stat) return false;

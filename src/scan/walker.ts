@@ -5,6 +5,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Denylist } from '../safety/denylist.js';
 import { NESTED_IGNORE_FILES } from './ignore-rules.js';
 import { RepoScope } from './scope.js';
+import { statIfExists } from '../core/stat.js';
 
 /** A file the walk selected for indexing, with the stat that dirty checks compare. */
 export interface Candidate {
@@ -106,7 +107,7 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
 
 /** The stat an ignore file is recorded with (size -1 when it does not exist). */
 export function controlStat(absolute: string, rel: string): ControlFile {
-  const stat = statSync(absolute, { throwIfNoEntry: false });
+  const stat = statIfExists(absolute);
   return stat ? { path: rel, size: stat.size, mtimeMs: stat.mtimeMs } : { path: rel, size: -1, mtimeMs: 0 };
 }
 

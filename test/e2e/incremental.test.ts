@@ -320,3 +320,32 @@ describe('config edits', () => {
     expect(status().dirty).toBe(false);
   });
 });
+
+describe('folders that turn into files', () => {
+  // Stat of a catalogued path whose folder became a file fails with ENOTDIR, which Node's
+  // throwIfNoEntry does not cover: status, search and sync all crashed until `clean`.
+  it('a folder replaced by a file of its name: its files read as removed, and every command goes on', () => {
+    const root = makeRepo({ 'src/a.ts': 'export const zqxfolded = 1;\n', 'b.ts': 'export const zqxkept = 2;\n' });
+    expect(runCli(['sync', '--json', '--root', root]).code).toBe(0);
+    rmSync(join(root, 'src'), { recursive: true });
+    writeFileSync(join(root, 'src'), 'not a folder any more\n');
+    const status = runCli(['status', '--json', '--root', root]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.json<{ dirty: boolean }>().dirty).toBe(true);
+    const search = runCli(['search', 'zqxfolded zqxkept', '--json', '--root', root]);
+    expect(search.code, search.stderr).toBe(0);
+    expect(search.json<{ results: { path: string }[] }>().results.map((hit) => hit.path)).toEqual(['b.ts']);
+    expect(runCli(['status', '--json', '--root', root]).json<{ dirty: boolean }>().dirty).toBe(false);
+  });
+
+  it('a .git folder replaced by a .git file pointing nowhere (a removed worktree) does not crash status or sync', () => {
+    const root = makeRepo({ 'a.ts': 'export const zqxworktree = 1;\n', '.git/HEAD': 'ref: refs/heads/main\n', '.git/config': '[core]\n', '.git/info/exclude': '\n' });
+    expect(runCli(['sync', '--json', '--root', root]).code).toBe(0);
+    rmSync(join(root, '.git'), { recursive: true });
+    writeFileSync(join(root, '.git'), 'gitdir: /nonexistent/worktrees/gone\n');
+    for (const command of ['status', 'sync']) {
+      const run = runCli([command, '--json', '--root', root]);
+      expect(run.code, `${command}: ${run.stderr}`).toBe(0);
+    }
+  });
+});
