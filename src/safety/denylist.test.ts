@@ -18,7 +18,7 @@ describe('Denylist', () => {
       '.npmrc', 'web/.npmrc', '.pypirc', '.netrc', '_netrc', '.git-credentials', '.envrc', 'svc/.envrc',
       '.aws/credentials', 'home/.aws/credentials', 'credentials.json', 'gcp/credentials.json',
       'infra/terraform.tfstate', 'infra/prod.tfstate.backup', 'id_ed25519', 'keys/id_ed25519.pub', 'id_ecdsa', 'id_dsa',
-      '.ssh/config', 'home/.ssh/known_hosts', '.ssh', '.env~', 'app/.env~', 'prod.env.bak', '.env.bak', 'x.env~',
+      '.ssh/config', 'home/.ssh/known_hosts', '.ssh', '.env~', 'app/.env~', 'prod.env.bak', '.env.bak', 'env.bak', 'config/ENV.BAK', 'x.env~',
       '.pgpass', '.htpasswd', '.docker/config.json', 'release.jks', 'app.keystore',
       // case variants
       '.NPMRC', 'Credentials.JSON', '.AWS/CREDENTIALS', 'ID_ED25519', '.SSH/id', 'TERRAFORM.TFSTATE',

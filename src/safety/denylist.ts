@@ -7,8 +7,8 @@ import picomatch from 'picomatch';
  * match the file name in any folder; matching ignores case.
  */
 export const DEFAULT_DENYLIST = [
-  // environment files, their variants and backups (.env.local, .env~, prod.env.bak, .envrc)
-  '.env', '.env.*', '.env~', '*.env.bak', '*.env~', '.envrc',
+  // environment files, their variants and backups (.env.local, .env~, prod.env.bak, env.bak, .envrc)
+  '.env', '.env.*', '.env~', '*.env.bak', '*.env~', 'env.bak', '.envrc',
   // keys and certificates
   '*.pem', '*.key', '*.pfx', '*.p12', '*.jks', '*.keystore',
   // SSH

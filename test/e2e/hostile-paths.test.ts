@@ -29,7 +29,7 @@ function secretFiles(): Record<string, string> {
     'src/aws.ts': `// LEAK_AWS\nexport const id = "${['AKIA', 'Q3EGRIPLXKDBWQ7Z'].join('')}";\n`,
   };
   for (const path of [
-    '.env', '.env.local', '.env~', 'prod.env.bak', '.envrc', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.aws/credentials', 'credentials.json',
+    '.env', '.env.local', '.env~', 'prod.env.bak', 'env.bak', '.envrc', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.aws/credentials', 'credentials.json',
     'infra/terraform.tfstate', 'id_rsa', 'id_ed25519', 'id_ecdsa', '.ssh/config', 'server.pem', 'foo.key', 'config/secrets.yaml', 'keys/id_rsa.pub',
   ]) {
     files[path] = `LEAK_${path.replace(/[^A-Za-z0-9]/g, '_')}=secret-value\n`;
@@ -58,7 +58,7 @@ function hostileInputs(): string[] {
     // case variants of denylisted names
     '.ENV', '.Env.Local', 'ID_RSA', 'SERVER.PEM', 'FOO.KEY', 'config/SECRETS.yaml', '.GIT/config', '.NPMRC', 'CREDENTIALS.JSON', '.Aws/Credentials', 'ID_ED25519', 'Keys/Id_Rsa.PUB',
     // credential files
-    '.env.local', '.env~', 'prod.env.bak', '.envrc', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.aws/credentials', 'credentials.json', 'infra/terraform.tfstate',
+    '.env.local', '.env~', 'prod.env.bak', 'env.bak', '.envrc', '.npmrc', '.pypirc', '.netrc', '.git-credentials', '.aws/credentials', 'credentials.json', 'infra/terraform.tfstate',
     'id_ed25519', 'id_ecdsa', '.ssh/config', 'server.pem', 'foo.key', 'config/secrets.yaml', 'id_rsa',
     // keys and tokens inside source files
     'src/tlkey.ts', 'src/pykey.py', 'src/goKey.go', 'src/aws.ts',
