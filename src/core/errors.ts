@@ -49,12 +49,18 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 export class RepodexError extends Error {
   readonly code: ErrorCode;
   readonly detail: string | undefined;
+  private readonly selfContained: boolean;
 
-  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown }) {
-    super(detail ? `${detail} (${ERROR_CODES[code]})` : ERROR_CODES[code], options);
+  /**
+   * The message is `detail` followed by the code's standard advice, unless `selfContained` says
+   * the detail already names the fix (where the standard advice would contradict it).
+   */
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; selfContained?: boolean }) {
+    super(detail ? (options?.selfContained ? detail : `${detail} (${ERROR_CODES[code]})`) : ERROR_CODES[code], options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RepodexError';
     this.code = code;
     this.detail = detail;
+    this.selfContained = options?.selfContained === true;
   }
 
   /** True when the user can fix it (exit code 1); false for bugs and environment failures (exit code 2). */
@@ -63,13 +69,13 @@ export class RepodexError extends Error {
   }
 
   /** A plain object that crosses a worker boundary (structured clone drops the class). */
-  toWire(): { code: ErrorCode; detail: string | undefined } {
-    return { code: this.code, detail: this.detail };
+  toWire(): { code: ErrorCode; detail: string | undefined; selfContained: boolean } {
+    return { code: this.code, detail: this.detail, selfContained: this.selfContained };
   }
 
   /** Rebuild an error sent with `toWire`. */
-  static fromWire(wire: { code: ErrorCode; detail: string | undefined }): RepodexError {
-    return new RepodexError(wire.code in ERROR_CODES ? wire.code : 'INTERNAL', wire.detail);
+  static fromWire(wire: { code: ErrorCode; detail: string | undefined; selfContained?: boolean }): RepodexError {
+    return new RepodexError(wire.code in ERROR_CODES ? wire.code : 'INTERNAL', wire.detail, { selfContained: wire.selfContained === true });
   }
 }
 

@@ -103,6 +103,8 @@ describe('the writer lock', () => {
     const outcome = await lockedCode(acquireLock(path));
     expect(outcome).toMatch(/^LOCKED: the lock is held by pid 4242 on another host \(build-container-7/);
     expect(outcome).toContain(`delete ${path}`);
+    // Only that advice: not also the generic "another sync is running" one, which would contradict it.
+    expect(outcome.endsWith(`delete ${path}`)).toBe(true);
     expect(lockHolder(path)).toMatchObject({ pid: 4242, host: 'build-container-7' });
   });
 

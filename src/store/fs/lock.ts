@@ -169,7 +169,8 @@ function lockedError(path: string, owner: LockRecord, state: Liveness): RepodexE
   if (state === 'foreign') {
     return new RepodexError(
       'LOCKED',
-      `the lock is held by pid ${owner.pid} on another host (${owner.host}, ${since}); if no sync is running there, delete ${path}`,
+      `the lock is held by pid ${owner.pid} on another host (${owner.host}, ${since}): wait for that sync to finish, or, if none is running there, delete ${path}`,
+      { selfContained: true },
     );
   }
   return new RepodexError('LOCKED', `sync already running (pid ${owner.pid}, ${since})`);
