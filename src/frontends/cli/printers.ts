@@ -187,13 +187,31 @@ export function printOutline(report: ResponseOf<'outline'>, style: Style): strin
     const depth = symbol.parent_symbol === null ? 0 : symbol.parent_symbol.split('.').length;
     const range = `${String(symbol.start_line).padStart(width)}-${String(symbol.end_line).padEnd(width)}`;
     const context = symbol.decl_context ? style.yellow(` [${symbol.decl_context}]`) : '';
-    // A signature usually names its kind already ("export class Router"): then it is shown alone.
+    // A signature usually names its kind already ("export class Router", "const k = 1", "def run"): then it is shown alone.
     const signature = symbol.signature || symbol.name;
-    const named = new RegExp(`(^|\\s)${symbol.kind.replace(/[^\w]/g, '')}(\\s|$)`).test(signature) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
+    const named = namesItsKind(signature, symbol.kind) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
     return `${style.dim(range)}  ${'  '.repeat(depth)}${named}${context}`;
   });
-  lines.push(style.dim(`${report.symbols.length} declarations in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
+  lines.push(style.dim(`${report.symbols.length} declaration${report.symbols.length === 1 ? '' : 's'} in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
   return lines.join('\n');
+}
+
+/** The keywords that declare each kind, in the languages outlined: a signature holding one needs no kind label. */
+const KIND_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
+  constant: ['const', 'let', 'var', 'val', 'final', 'define', '#define'],
+  variable: ['const', 'let', 'var', 'val'],
+  function: ['function', 'def', 'fn', 'func', 'fun', 'sub'],
+  method: ['def', 'fn', 'func', 'fun'],
+  type: ['type', 'typedef'],
+  module: ['module', 'mod', 'package'],
+  namespace: ['namespace', 'module', 'package'],
+  macro: ['macro_rules!', '#define'],
+};
+
+/** True when `signature` says its own kind: the kind's name or one of its keywords, as a word. */
+export function namesItsKind(signature: string, kind: string): boolean {
+  const words = new Set(signature.split(/[^\w#!]+/));
+  return words.has(kind) || (KIND_KEYWORDS[kind] ?? []).some((keyword) => words.has(keyword));
 }
 
 /** Human output of `verify`. */
