@@ -89,6 +89,14 @@ describe('structure signals change the ranking the way they claim', () => {
     const root = makeRepo({ 'docs/widget.md': text, 'lib/widget.ts': text });
     const boosted = await createEngine({ root }).search({ q: 'render widget frame' });
     expect(boosted.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'docs/widget.md']);
+    // The prose weight alone, every other signal off: without it the two tie; with it Markdown scores exactly that factor less.
+    const q = { q: 'render widget frame' };
+    const score = (report: typeof boosted, path: string) => report.results.find((hit) => hit.path === path)!.score;
+    const plain = await createEngine({ root, ranking: PLAIN_BM25 }).search(q);
+    const prose = await createEngine({ root, ranking: { ...PLAIN_BM25, prose: DEFAULT_RANKING.prose } }).search(q);
+    expect(score(plain, 'docs/widget.md')).toBe(score(plain, 'lib/widget.ts'));
+    expect(prose.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'docs/widget.md']);
+    expect(score(prose, 'docs/widget.md') / score(prose, 'lib/widget.ts')).toBeCloseTo(DEFAULT_RANKING.prose, 2);
   });
 
   it('idf mode ignores every structure signal (seed 000 formula exactly)', async () => {
