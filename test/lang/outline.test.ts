@@ -507,4 +507,37 @@ describe('TypeScript syntax newer than the grammar', () => {
     // JavaScript has no such syntax: nothing is masked there.
     expect(analyze('javascript', 'export type * from "./a";\n').ok).toBe(false);
   });
+
+  it('ends a member before a generic call signature on the next line, so overloads without `;` parse', async () => {
+    const { maskTypeScript } = await import('../../src/lang/adapters/ecmascript.js');
+    const source = [
+      'interface Get {',
+      '  <T>(key: string): T',
+      '  <T, U = {}>(key: string, fallback: U): T | U',
+      '}',
+      'type Set = {',
+      '  (key: string): void',
+      '',
+      '  <V>(key: string, value: V): void',
+      '}',
+      'export class Context {',
+      '  get: Get = (key: string) => key',
+      '}',
+      '',
+    ].join('\n');
+    const masked = maskTypeScript(source)!;
+    expect(masked.split('\n').map((line) => line.length)).toEqual(source.split('\n').map((line) => line.length));
+    // After `{` nothing needs ending: only the second signature gets its `;`.
+    expect(masked).toContain('{\n  <T>(key: string): T\n ;<T, U = {}>');
+    expect(masked).toContain('\n ;<V>(key: string, value: V)');
+    await loadLanguages(['typescript']);
+    const result = analyze('typescript', source);
+    expect(result.ok).toBe(true);
+    expect(result.symbols.map((symbol) => [symbol.kind, symbol.name, symbol.start_line, symbol.end_line])).toEqual([
+      ['interface', 'Get', 1, 4],
+      ['type', 'Set', 5, 9],
+      ['class', 'Context', 10, 12],
+      ['method', 'get', 11, 11], // an arrow-function field outlines as a method
+    ]);
+  });
 });

@@ -111,24 +111,34 @@ function declare(node: Node, scope: ScopeKind, source: string): Declaration | re
   }
 }
 
-/** TypeScript, TSX and JavaScript share node kinds; they differ only in the grammar file. */
 /** `export type * from '…'` and `export type * as NS from '…'` (TypeScript 5.0): re-exports, no declarations. */
 const EXPORT_TYPE_STAR = /^[ \t]*export\s+type\s+\*(?:\s+as\s+[\w$]+)?\s+from\s+(['"])[^'"\n]*\1[ \t]*;?/gm;
 /** `in` / `out` / `in out` before a type parameter (TypeScript 4.7 variance annotations). */
 const VARIANCE = /([<,]\s*)(in\s+out|in|out)(\s+)(?=[A-Za-z_$][\w$]*\s*(?:extends\b|=|,|>))/g;
+/**
+ * A generic call signature (`<T>(key: string): T`) starting an indented line after a member that
+ * ends without `;`: the grammars read it as a continuation of the type before it (`T < T > (…)`).
+ * The last indentation character becomes the `;` that ends the member before.
+ */
+const GENERIC_CALL_SIGNATURE = /([\w$)\]>][ \t]*\n(?:[ \t]*\n)*[ \t]*)[ \t](?=<[A-Za-z_$][^\n]*?>\s*\()/g;
 
 const blank = (text: string): string => text.replace(/[^\n]/g, ' ');
 
 /**
  * TypeScript syntax the bundled grammars do not parse (none of tree-sitter-wasms, @vscode's build
- * or tree-sitter-typescript 0.23.2 does), blanked for a second parse. Neither declares anything.
+ * or tree-sitter-typescript 0.23.2 does), rewritten in place (same length, same lines) for a
+ * second parse: blanked, or a member-ending `;` put in the indentation. None declares anything.
  */
 export function maskTypeScript(source: string): string | undefined {
-  if (!source.includes('export type') && !/\b(in|out)\s/.test(source)) return undefined;
-  const masked = source.replace(EXPORT_TYPE_STAR, blank).replace(VARIANCE, (_all, before: string, keyword: string, space: string) => before + blank(keyword) + space);
+  if (!source.includes('export type') && !/\b(in|out)\s/.test(source) && !/\n[ \t]+<[A-Za-z_$]/.test(source)) return undefined;
+  const masked = source
+    .replace(EXPORT_TYPE_STAR, blank)
+    .replace(VARIANCE, (_all, before: string, keyword: string, space: string) => before + blank(keyword) + space)
+    .replace(GENERIC_CALL_SIGNATURE, '$1;');
   return masked === source ? undefined : masked;
 }
 
+/** TypeScript, TSX and JavaScript share node kinds; they differ only in the grammar file. */
 export function ecmascriptAdapter(language: Language, grammar: string): LanguageAdapter {
   return {
     language,
