@@ -74,7 +74,7 @@ export class PathGuard {
       return {
         ok: false,
         blocked: false,
-        reason: missing ? `${rel} does not exist` : `${rel} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        reason: missing ? `${shownPath(rel)} does not exist` : `${shownPath(rel)} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
         hint: missing ? 'run `repodex sync` if the file was moved or deleted' : 'check the file permissions',
       };
     }
@@ -101,4 +101,9 @@ export class PathGuard {
     }
     return { ok: true, path: rel, absolute: real };
   }
+}
+
+/** A path as an error shows it: quoted when blanks at either end would otherwise be invisible. */
+function shownPath(rel: string): string {
+  return /^\s|\s$/.test(rel) ? JSON.stringify(rel) : rel;
 }

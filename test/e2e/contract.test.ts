@@ -12,8 +12,10 @@ function gitRepo(files: Record<string, string>): string {
   return root;
 }
 
-function jsonl(root: string, requests: Record<string, unknown>[]): { ok: boolean; code?: string; error?: string; data?: Record<string, unknown> }[] {
-  const result = spawnSync(process.execPath, [CLI, 'serve', '--stdio', '--root', root], { input: requests.map((request) => `${JSON.stringify(request)}\n`).join(''), encoding: 'utf8', timeout: 60_000 });
+/** Send requests (objects, or raw lines as strings) to `serve --stdio`; its replies. */
+function jsonl(root: string, requests: (Record<string, unknown> | string)[]): { ok: boolean; code?: string; error?: string; data?: Record<string, unknown> }[] {
+  const lines = requests.map((request) => `${typeof request === 'string' ? request : JSON.stringify(request)}\n`);
+  const result = spawnSync(process.execPath, [CLI, 'serve', '--stdio', '--root', root], { input: lines.join(''), encoding: 'utf8', timeout: 60_000 });
   return result.stdout
     .trim()
     .split('\n')
@@ -104,6 +106,10 @@ describe('the same refusal on every front end', () => {
       [['fetch', '--ids', '99999999999999999999'], /--ids must be a chunk id: a whole number from 0 to 4294967295/],
       [['open', 'src/server/fetch.ts', '--start', '0'], /--start must be at least 1/],
       [['files', '--limit', '0'], /--limit must be at least 1/],
+      [['open', 'a'.repeat(5000)], /the path must be at most 4096 characters/],
+      [['search', 'x', '--glob', `{${Array.from({ length: 400 }, (_, i) => `dir${i}`).join(',')}}`], /--glob must be at most 1024 characters/],
+      [['fetch', '--ids', '-1'], /--ids was given a value that starts with "-", which reads as an option: write it as --ids=VALUE/],
+      [['fetch', '--ids=-1'], /--ids must be a chunk id/],
     ];
     for (const [args, message] of cases) {
       const run = runCli([...args, '--root', root]);
@@ -112,8 +118,19 @@ describe('the same refusal on every front end', () => {
       expect(run.stderr).not.toMatch(/Invalid input|top_k|start_line/);
     }
     expect(runCli(['search', 'fetch', '--lang', 'TypeScript', '--root', root]).code).toBe(0);
-    const [huge] = jsonl(root, [{ op: 'search', q: 'x', top_k: 1e308 }]);
+    const [huge, infinite, fraction] = jsonl(root, [{ op: 'search', q: 'x', top_k: 1e308 }, `{"op":"search","q":"x","top_k":1${'0'.repeat(400)}}`, { op: 'search', q: 'x', top_k: 1.5 }]);
     expect(huge!.error).toMatch(/top_k: must be a whole number/);
+    expect(infinite!.error).toMatch(/top_k: must be a finite number, got Infinity/);
+    expect(fraction!.error).toMatch(/top_k: must be a whole number, got 1.5/);
+    // A path that is only blanks is quoted, so the message shows what was asked for.
+    expect(runCli(['open', ' ', '--root', root]).stdout).toContain('" " does not exist');
+  });
+
+  it('a config error names config fields as they are spelt in config.json, not as CLI flags', () => {
+    const root = gitRepo({ ...FILES, '.repodex/config.json': '{"chunk": {"max_lines": 100000}}\n' });
+    const run = runCli(['status', '--root', root]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/config\.json: chunk\.max_lines: must be at most 120/);
   });
 
   it('regression (D18): an invalid config.json is refused the same way by every command and op', () => {

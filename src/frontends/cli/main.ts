@@ -286,9 +286,14 @@ export function flagNames(message: string): string {
     .replace(/\b(start_line|end_line|top_k|max_lines|max_files)\b/g, (field) => FLAG_OF[field] ?? field);
 }
 
+/** An error's message in CLI terms: request fields named by their flags (only for a bad request: other messages, such as config errors, name config fields). */
+function requestMessage(error: { code: string; message: string }): string {
+  return error.code === 'BAD_REQUEST' ? flagNames(error.message) : error.message;
+}
+
 /** Report a call that failed without an answer (a bad request, a damaged index, …): exit 1, 2 for internal errors. */
 function reportCallError(error: CallError, json: boolean, io: CliIo): number {
-  writeFailure(flagNames(error.message), error.code, json, io);
+  writeFailure(requestMessage(error), error.code, json, io);
   if (error.code === 'ABORTED') return INTERRUPTED;
   return error.code === 'INTERNAL' ? 2 : 1;
 }
@@ -404,7 +409,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const own = (result.data as { warnings?: unknown }).warnings;
       if (!json && !Array.isArray(own)) for (const warning of result.warnings) io.stderr.write(`repodex: warning: ${warning}\n`);
       if (result.error) {
-        if (!json) io.stderr.write(`repodex: ${flagNames(result.error.message)}\n`);
+        if (!json) io.stderr.write(`repodex: ${requestMessage(result.error)}\n`);
         return 1;
       }
       return request.op === 'verify' && !(result.data as ResponseOf<'verify'>).ok ? 1 : 0;
@@ -573,11 +578,18 @@ function unknownOption(command: string, arg: string, known: readonly string[]): 
   return new RepodexError('BAD_REQUEST', `unknown option --${flag} for ${command}; ${hint} (see repodex ${command} --help)`);
 }
 
+/** Node's argument-parser messages, where one misleads: a value starting with "-" reads as an option. */
+function argErrorMessage(message: string): string {
+  const ambiguous = /^Option '(--[\w-]+)(?:, -\w)?' argument is ambiguous/.exec(message);
+  if (ambiguous) return `${ambiguous[1]} was given a value that starts with "-", which reads as an option: write it as ${ambiguous[1]}=VALUE`;
+  return message;
+}
+
 function reportError(error: unknown, json: boolean, io: CliIo): number {
   const isArgError = typeof error === 'object' && error !== null && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS');
   const code = isRepodexError(error) ? error.code : isArgError ? 'BAD_REQUEST' : 'INTERNAL';
   const user = isRepodexError(error) ? error.isUserError : isArgError;
-  const message = isArgError ? `${errorMessage(error)} (see repodex <command> --help)` : errorMessage(error);
+  const message = isArgError ? `${argErrorMessage(errorMessage(error))} (see repodex <command> --help)` : errorMessage(error);
   writeFailure(message, code, json, io);
   if (!user && !isRepodexError(error) && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
   if (code === 'ABORTED') return INTERRUPTED;
