@@ -19,21 +19,6 @@ export function textOf(source: string, node: Node): string {
   return source.slice(node.startIndex, node.endIndex);
 }
 
-/** Source text of a node's field, or null when the field is absent. */
-export function fieldText(source: string, node: Node, field: string): string | null {
-  const child = node.childForFieldName(field);
-  return child ? textOf(source, child) : null;
-}
-
-/** The first named child of one of `types`, or null. */
-export function childOfType(node: Node, types: ReadonlySet<string> | string): Node | null {
-  for (const child of node.namedChildren) {
-    if (!child) continue;
-    if (typeof types === 'string' ? child.type === types : types.has(child.type)) return child;
-  }
-  return null;
-}
-
 /**
  * A declaration head as one line: whitespace collapsed, no space just inside brackets, the
  * trailing body opener (`{`, `:`, `=`, `;`) dropped, cut to MAX_SIGNATURE_CHARS.

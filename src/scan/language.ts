@@ -39,8 +39,3 @@ export function languageCode(language: Language): number {
 export function languageFromCode(code: number): Language {
   return LANGUAGES[code] ?? 'text';
 }
-
-/** True for a language name repodex knows, for validating `--lang`. */
-export function isLanguage(value: string): value is Language {
-  return (LANGUAGES as readonly string[]).includes(value);
-}
