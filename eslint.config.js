@@ -23,6 +23,11 @@ export default tseslint.config(
     // runs finally early — the CLI dropped its SIGINT handler before a sync finished that way.
     files: ['src/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
-    rules: { '@typescript-eslint/return-await': ['error', 'in-try-catch'] },
+    rules: {
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+      // A store method that turns async (the PostgreSQL seam) must not be left un-awaited anywhere.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
   },
 );

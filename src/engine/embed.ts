@@ -155,10 +155,10 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       }
     }
     // Vectors made with a table since relearned can never be used again: free their space.
-    const dropped = isLearning(embedder) ? store.dropOtherVectors(embedder) : 0;
+    const dropped = isLearning(embedder) ? await store.dropOtherVectors(embedder) : 0;
     let covered = 0;
     for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
-    writeManifest(ctx, store, view, embedder, covered);
+    await writeManifest(ctx, store, view, embedder, covered);
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
     appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
     return result;
@@ -176,17 +176,17 @@ function summary(embedder: Embedder, parts: Omit<EmbedSummary, 'engine' | 'model
 }
 
 /** Record what the vectors now cover (seed 003 manifest), keeping `created_at` while the embedder is the same. */
-function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: number): void {
+async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: number): Promise<void> {
   let previous: VectorManifest | undefined;
   try {
-    previous = store.readVectorManifest();
+    previous = await store.readVectorManifest();
   } catch {
     previous = undefined; // a damaged manifest is replaced
   }
   const now = new Date().toISOString();
   const same = previous && previous.engine === embedder.engine && previous.model === embedder.model && previous.dim === embedder.dim;
   const chunk = ctx.loaded.config.chunk;
-  store.writeVectorManifest({
+  await store.writeVectorManifest({
     version: 1,
     engine: embedder.engine,
     model: embedder.model,

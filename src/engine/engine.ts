@@ -261,7 +261,7 @@ export class Engine {
     this.analytics.flush();
     const counts = readAnalytics(this.paths.dataDir);
     const analytics = { ...counts, hit_ratio: counts.queries > 0 ? Math.round((counts.hits / counts.queries) * 1000) / 1000 : null };
-    const base = { vectors: 0, chunks: 0, files: 0, last_indexed: null, size_on_disk: this.store.vectorsSizeOnDisk(), search: null, analytics };
+    const base = { vectors: 0, chunks: 0, files: 0, last_indexed: null, size_on_disk: await this.store.vectorsSizeOnDisk(), search: null, analytics };
     if (ctx.loaded.config.embeddings.provider === 'off') return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
     let embedder: Embedder | undefined;
     try {
@@ -274,7 +274,7 @@ export class Engine {
     const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? null };
     let manifest;
     try {
-      manifest = this.store.readVectorManifest();
+      manifest = await this.store.readVectorManifest();
     } catch (error) {
       return { state: running ? 'building' : 'missing', ...identity, ...base, problem: errorMessage(error) };
     }
@@ -432,7 +432,7 @@ export class Engine {
     if (vectors.count === 0) {
       let made: string | undefined;
       try {
-        made = this.store.readVectorManifest()?.model;
+        made = (await this.store.readVectorManifest())?.model;
       } catch {
         made = undefined;
       }

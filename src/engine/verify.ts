@@ -55,7 +55,7 @@ export async function verifyIndex(root: string, store: IndexStore): Promise<Veri
 async function verifyVectors(store: IndexStore, generation: number): Promise<IntegrityReport> {
   const report = await store.checkVectors();
   if (report.problems.length > 0 || report.checked.length === 0) return report;
-  const manifest = store.readVectorManifest()!;
+  const manifest = (await store.readVectorManifest())!;
   const set = await store.vectors({ engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' }).load();
   const { count: covered, live } = DocVectors.build(await store.open(), set);
   const problems = [...report.problems];

@@ -276,17 +276,17 @@ export interface IndexStore {
    * embedder's vectors made with a table it has since relearned can never be used again.
    * Returns how many sets were removed.
    */
-  dropOtherVectors(keep: EmbedderIdentity): number;
+  dropOtherVectors(keep: EmbedderIdentity): Promise<number>;
   /** Take the lock that serializes embedding runs (separate from the writer lock: lexical syncs go on meanwhile). */
   vectorLock(options?: { readonly waitMs?: number }): Promise<HeldLock>;
   /** The live holder of the vectors lock (embedding is running), or undefined. */
   embeddingRunning(): Promise<LockOwner | undefined>;
   /** The current semantic manifest, or undefined when nothing was ever embedded. */
-  readVectorManifest(): VectorManifest | undefined;
+  readVectorManifest(): Promise<VectorManifest | undefined>;
   /** Replace the semantic manifest atomically. */
-  writeVectorManifest(manifest: VectorManifest): void;
+  writeVectorManifest(manifest: VectorManifest): Promise<void>;
   /** Integrity of the vectors the manifest names: records, checksums, and the count it states. */
   checkVectors(): Promise<IntegrityReport>;
   /** Bytes on disk of the semantic index (all embedders' vectors and tables). */
-  vectorsSizeOnDisk(): number;
+  vectorsSizeOnDisk(): Promise<number>;
 }

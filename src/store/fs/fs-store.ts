@@ -302,7 +302,7 @@ export class FsStore implements IndexStore {
     return store;
   }
 
-  dropOtherVectors(keep: EmbedderIdentity): number {
+  async dropOtherVectors(keep: EmbedderIdentity): Promise<number> {
     return dropVectorSets(this.dataDir, keep, (folder) => this.vectorStores.delete(folder));
   }
 
@@ -314,11 +314,11 @@ export class FsStore implements IndexStore {
     return lockHolder(this.vectorLockPath);
   }
 
-  readVectorManifest(): VectorManifest | undefined {
+  async readVectorManifest(): Promise<VectorManifest | undefined> {
     return readVectorManifestFile(this.dataDir);
   }
 
-  writeVectorManifest(manifest: VectorManifest): void {
+  async writeVectorManifest(manifest: VectorManifest): Promise<void> {
     writeVectorManifestFile(this.dataDir, manifest);
   }
 
@@ -326,7 +326,7 @@ export class FsStore implements IndexStore {
     return checkVectorFiles(this.dataDir, (identity) => this.vectors(identity));
   }
 
-  vectorsSizeOnDisk(): number {
+  async vectorsSizeOnDisk(): Promise<number> {
     return vectorsDirSize(this.dataDir);
   }
 
