@@ -47,7 +47,7 @@ describe('parseGitConfig', () => {
 describe('gitExcludes', () => {
   it('finds nothing outside a git repository', () => {
     const root = tempDir();
-    expect(gitExcludes(root, { HOME: root, GIT_CONFIG_NOSYSTEM: '1' })).toEqual({ global: undefined, infoExclude: undefined, consulted: [] });
+    expect(gitExcludes(root, { HOME: root, GIT_CONFIG_NOSYSTEM: '1' })).toMatchObject({ global: undefined, infoExclude: undefined, consulted: [] });
   });
 
   it('defaults core.excludesFile to $XDG_CONFIG_HOME/git/ignore, else ~/.config/git/ignore, and records what it consulted', () => {

@@ -150,13 +150,16 @@ export interface GitExcludes {
   readonly global: string | undefined;
   readonly infoExclude: string | undefined;
   readonly consulted: readonly string[];
+  /** The paths read to find the git dir (`.git`, HEAD, commondir): they change with checkouts, so they only serve to memoize. */
+  readonly located: readonly string[];
 }
 
 /** Find the exclude files git would apply at `root` (none outside a git repository). */
 export function gitExcludes(root: string, env: GitEnv = process.env): GitExcludes {
   const consulted: string[] = [];
-  const dirs = gitDirs(root);
-  if (!dirs) return { global: undefined, infoExclude: undefined, consulted };
+  const located: string[] = [];
+  const dirs = gitDirs(root, located);
+  if (!dirs) return { global: undefined, infoExclude: undefined, consulted, located };
   const setting = lastValue(configFiles(dirs.common, env), 'core', 'excludesfile', env, consulted);
   let global: string | undefined;
   if (setting === undefined) global = xdgGitPath('ignore', env);
@@ -168,5 +171,5 @@ export function gitExcludes(root: string, env: GitEnv = process.env): GitExclude
   const infoExclude = join(dirs.common, 'info', 'exclude');
   if (global) consulted.push(global);
   consulted.push(infoExclude);
-  return { global, infoExclude, consulted: [...new Set(consulted)] };
+  return { global, infoExclude, consulted: [...new Set(consulted)], located };
 }

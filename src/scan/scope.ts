@@ -1,6 +1,7 @@
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import type { Config } from '../core/config.js';
 import { includedExtensions } from '../core/config.js';
+import { FileMemo } from '../core/file-memo.js';
 import { type GitEnv, gitExcludes } from '../core/git-config.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Denylist } from '../safety/denylist.js';
@@ -38,6 +39,48 @@ function nameOf(rel: string): string {
   return rel.slice(rel.lastIndexOf('/') + 1);
 }
 
+/** How the index records a control file at `absolute`: relative to `root` inside it, else absolute. */
+function recordedPath(root: string, absolute: string): string {
+  const rel = relative(root, absolute);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? absolute : rel.split(sep).join('/');
+}
+
+/** Git's exclude files of a root as rule layers (lowest priority first), and the files behind them. */
+interface GitRoot {
+  readonly layers: readonly RuleLayer[];
+  readonly controls: readonly RootControl[];
+}
+
+/** Roots whose git exclude layers are kept (a server has one; a test process has many). */
+const MAX_GIT_ROOTS = 64;
+const gitRoots = new Map<string, FileMemo<GitRoot>>();
+
+/**
+ * Git's exclude layers for `root`, read again only when one of the files behind them changed:
+ * every search checks freshness through a new RepoScope, and finding and parsing git's config
+ * files costs more than the stats that prove them unchanged.
+ */
+function gitRoot(root: string, env: GitEnv): GitRoot {
+  const key = [root, env.HOME, env.XDG_CONFIG_HOME, env.GIT_CONFIG_GLOBAL, env.GIT_CONFIG_SYSTEM, env.GIT_CONFIG_NOSYSTEM].join('\0');
+  let memo = gitRoots.get(key);
+  if (!memo) {
+    if (gitRoots.size >= MAX_GIT_ROOTS) gitRoots.delete(gitRoots.keys().next().value!);
+    memo = new FileMemo((consulted) => {
+      const excludes = gitExcludes(root, env);
+      consulted.push(...excludes.located, ...excludes.consulted);
+      // Lowest priority first, as git applies them: core.excludesFile, then info/exclude.
+      const layers: RuleLayer[] = [];
+      for (const file of [excludes.global, excludes.infoExclude]) {
+        const layer = file === undefined ? undefined : readIgnoreFile(file, '', recordedPath(root, file));
+        if (layer) layers.push(layer);
+      }
+      return { layers, controls: excludes.consulted.map((absolute) => ({ path: recordedPath(root, absolute), absolute })) };
+    });
+    gitRoots.set(key, memo);
+  }
+  return memo.get();
+}
+
 /**
  * Which paths under a root the index covers, decidable for any single path: built-in skip
  * folders and files, nested `.gitignore`/`.ignore` (evaluated as git does: deeper and later rules
@@ -68,16 +111,9 @@ export class RepoScope {
     env: GitEnv = process.env,
   ) {
     this.extensions = includedExtensions(config);
-    const excludes = gitExcludes(root, env);
-    // Lowest priority first, as git applies them: core.excludesFile, then info/exclude.
-    const rootLayers: RuleLayer[] = [];
-    for (const file of [excludes.global, excludes.infoExclude]) {
-      const layer = file === undefined ? undefined : readIgnoreFile(file, '', this.recordedPath(file));
-      if (layer) rootLayers.push(layer);
-    }
-    this.gitLayers.set('\0root', rootLayers);
-    const controls = [...excludes.consulted, join(root, DATA_DIR_NAME, 'ignore')];
-    this.rootControls = controls.map((absolute) => ({ path: this.recordedPath(absolute), absolute }));
+    const git = gitRoot(root, env);
+    this.gitLayers.set('\0root', git.layers);
+    this.rootControls = [...git.controls, { path: `${DATA_DIR_NAME}/ignore`, absolute: join(root, DATA_DIR_NAME, 'ignore') }];
     const repodex: RuleLayer[] = [];
     const repodexIgnore = readIgnoreFile(join(root, DATA_DIR_NAME, 'ignore'), '', `${DATA_DIR_NAME}/ignore`);
     if (repodexIgnore) repodex.push(repodexIgnore);
@@ -143,12 +179,6 @@ export class RepoScope {
     if (SKIP_FILES.has(name) || !this.extensions.has(extensionOf(name))) return false;
     if (!this.config.include_declaration_files && DECLARATION_FILE.test(name)) return false;
     return this.includesDir(parentOf(rel)) && !this.denylist.matches(rel) && !this.ignored(rel, false);
-  }
-
-  /** How the index records a control file at `absolute`: root-relative inside the root, else absolute. */
-  private recordedPath(absolute: string): string {
-    const rel = relative(this.root, absolute);
-    return rel === '' || rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel) ? absolute : rel.split(sep).join('/');
   }
 
   /** True when a change to `rel` changes what the scope includes (an ignore file or the config). */
