@@ -1,8 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../../test/helpers.js';
 import { gitExcludes, parseGitConfig } from './git-config.js';
+import { readRegularText } from './open-regular.js';
+import type * as OpenRegular from './open-regular.js';
+
+// Count the files read, to see the bounds on includes hold.
+vi.mock('./open-regular.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof OpenRegular>();
+  return { ...actual, readRegularText: vi.fn(actual.readRegularText) };
+});
 
 /** A fake git repository (only what gitExcludes reads) and a home folder, with no system config. */
 function setup(): { root: string; home: string; env: Record<string, string> } {
@@ -34,13 +42,31 @@ describe('parseGitConfig', () => {
       ].join('\n'),
     );
     expect(entries).toEqual([
-      { section: 'core', subsection: undefined, key: 'excludesfile', value: '~/my ignore' },
-      { section: 'core', subsection: undefined, key: 'bare', value: 'true' },
-      { section: 'remote', subsection: 'origin', key: 'url', value: 'x' },
-      { section: 'core', subsection: 'sub', key: 'key', value: 'a"b\\c' },
-      { section: 'include', subsection: undefined, key: 'path', value: 'other.inc' },
-      { section: 'alias', subsection: undefined, key: 'long', value: 'one     two' },
+      { section: 'core', subsection: undefined, key: 'excludesfile', value: '~/my ignore', bare: false },
+      { section: 'core', subsection: undefined, key: 'bare', value: 'true', bare: true },
+      { section: 'remote', subsection: 'origin', key: 'url', value: 'x', bare: false },
+      { section: 'core', subsection: 'sub', key: 'key', value: 'a"b\\c', bare: false },
+      { section: 'include', subsection: undefined, key: 'path', value: 'other.inc', bare: false },
+      { section: 'alias', subsection: undefined, key: 'long', value: 'one     two', bare: false },
     ]);
+  });
+});
+
+describe('parseGitConfig line continuations, as `git config --get` reads them', () => {
+  const value = (text: string): string | undefined => parseGitConfig(text).filter((entry) => entry.key === 'excludesfile').at(-1)?.value;
+  it('continues a value only where the value itself ends in an unescaped backslash', () => {
+    expect(value('[core]\n\texcludesFile = /a\\\n/b\n')).toBe('/a/b');
+    // A comment ending in a backslash ends at its line.
+    expect(value('[core]\n# note \\\n\texcludesFile = /a\n')).toBe('/a');
+    expect(value('[core]\n\texcludesFile = /b # note \\\n\texcludesFile = /c\n')).toBe('/c');
+    // An escaped backslash at the end is a backslash, not a continuation.
+    expect(value('[core]\n\texcludesFile = /a\\\\\n\texcludesFile = /b\n')).toBe('/b');
+    expect(parseGitConfig('[core]\n\texcludesFile = /a\\\\\n')[0]!.value).toBe('/a\\');
+  });
+
+  it('marks a key written without `=` as bare, and rejects blanks inside a section header as git does', () => {
+    expect(parseGitConfig('[core]\n\texcludesFile\n')).toEqual([{ section: 'core', subsection: undefined, key: 'excludesfile', value: 'true', bare: true }]);
+    expect(parseGitConfig('[ core ]\n\texcludesFile = /x\n')).toEqual([]);
   });
 });
 
@@ -86,6 +112,38 @@ describe('gitExcludes', () => {
     expect(found.consulted).toContain(join(home, 'dotfiles', 'git.inc'));
     writeFileSync(join(home, 'alt.gitconfig'), '[core]\n\texcludesFile = ~/alt-ignore\n');
     expect(gitExcludes(root, { ...env, GIT_CONFIG_GLOBAL: join(home, 'alt.gitconfig') }).global).toBe(join(home, 'alt-ignore'));
+  });
+
+  it('reads a config that includes itself many times over in bounded time, and ignores a bare excludesFile', () => {
+    const { root, home, env } = setup();
+    writeFileSync(join(home, '.gitconfig'), `[core]\n\texcludesFile = ~/kept\n${'[include]\n\tpath = ~/.gitconfig\n'.repeat(6)}[core]\n\texcludesFile\n`);
+    const found = gitExcludes(root, env);
+    // Read once: a file already on the include chain is not included again (unbounded, 6^10 reads).
+    expect(found.consulted.filter((path) => path === join(home, '.gitconfig'))).toHaveLength(1);
+    expect(found.global).toBe(join(home, 'kept'));
+  });
+
+  it('without HOME there is no global config and no default excludes file, as in git', () => {
+    const { root, env } = setup();
+    const found = gitExcludes(root, { ...env, HOME: '' });
+    expect(found.global).toBeUndefined();
+    expect(found.consulted).toEqual([join(root, '.git', 'config'), join(root, '.git', 'info', 'exclude')]);
+  });
+
+  it('reads at most 50 config files for one lookup, however the includes fan out', () => {
+    const { root, home, env } = setup();
+    // Each of 8 files includes every later one: 2^7 paths through them without a cap on reads.
+    for (let i = 0; i < 8; i++) {
+      const includes = Array.from({ length: 8 - i - 1 }, (_, j) => `[include]\n\tpath = f${i + j + 1}\n`).join('');
+      writeFileSync(join(home, `f${i}`), includes);
+    }
+    writeFileSync(join(home, '.gitconfig'), '[include]\n\tpath = f0\n');
+    const reads = vi.mocked(readRegularText);
+    reads.mockClear();
+    gitExcludes(root, env);
+    const configReads = reads.mock.calls.filter(([path]) => path.startsWith(home)).length;
+    expect(configReads).toBeGreaterThan(40); // the fan-out is real: far more reads than files
+    expect(configReads).toBeLessThanOrEqual(50);
   });
 
   it('uses the common git dir of a worktree for info/exclude and config', () => {

@@ -1,4 +1,3 @@
-import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { gitDirs } from './git.js';
 import { readRegularText } from './open-regular.js';
@@ -7,37 +6,52 @@ import { readRegularText } from './open-regular.js';
 const MAX_GIT_FILE_BYTES = 1 << 20;
 /** Include chains deeper than this are cut (git stops at 10 too). */
 const MAX_INCLUDE_DEPTH = 10;
+/** At most this many config files are read for one lookup, includes and all (a config including itself twice over would otherwise cost 2^depth reads). */
+const MAX_CONFIG_FILES = 50;
 
 /** The environment the git files are found from (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
 export type GitEnv = Readonly<Record<string, string | undefined>>;
 
-function home(env: GitEnv): string {
-  return env.HOME || homedir();
+/** The home folder, as git finds it: HOME, and none when it is unset or empty (then there is no global config). */
+function home(env: GitEnv): string | undefined {
+  return env.HOME || undefined;
 }
 
 /** `~/x` → the home folder's x, as git expands paths in config values. */
-function expandHome(path: string, env: GitEnv): string {
-  return path === '~' ? home(env) : path.startsWith('~/') ? join(home(env), path.slice(2)) : path;
+function expandHome(path: string, env: GitEnv): string | undefined {
+  if (path !== '~' && !path.startsWith('~/')) return path;
+  const dir = home(env);
+  return dir === undefined ? undefined : join(dir, path.slice(2));
 }
 
 /** `$XDG_CONFIG_HOME/git/<name>`, or `~/.config/git/<name>` when the variable is unset or empty. */
-function xdgGitPath(name: string, env: GitEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(home(env), '.config');
-  return join(base, 'git', name);
+function xdgGitPath(name: string, env: GitEnv): string | undefined {
+  const dir = home(env);
+  const base = env.XDG_CONFIG_HOME || (dir === undefined ? undefined : join(dir, '.config'));
+  return base === undefined ? undefined : join(base, 'git', name);
 }
 
 /**
- * The value of one config line's right-hand side, as git reads it: surrounding blanks dropped,
- * `"…"` quoting, `\"` `\\` `\n` `\t` escapes, and a `#` or `;` outside quotes starting a comment.
+ * The value starting at `text[start]`, as git reads it: blanks at either end dropped, `"…"`
+ * quoting, `\"` `\\` `\n` `\t` `\b` escapes, a backslash before the line end continuing the
+ * value on the next line, and `#` or `;` outside quotes starting a comment (which a trailing
+ * backslash does not continue). Returns the value and where the next line starts.
  */
-function parseValue(raw: string): string {
+function valueAt(text: string, start: number): { value: string; next: number } {
   let out = '';
   let quoted = false;
   let pendingSpace = '';
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (c === '\\' && i + 1 < raw.length) {
-      const next = raw[++i]!;
+  let i = start;
+  for (; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\n' || (c === '\r' && text[i + 1] === '\n')) break;
+    if (c === '\\' && i + 1 < text.length) {
+      const next = text[++i]!;
+      if (next === '\n') continue;
+      if (next === '\r' && text[i + 1] === '\n') {
+        i++;
+        continue;
+      }
       out += pendingSpace + (next === 'n' ? '\n' : next === 't' ? '\t' : next === 'b' ? '' : next);
       pendingSpace = '';
     } else if (c === '"') {
@@ -45,6 +59,7 @@ function parseValue(raw: string): string {
       pendingSpace = '';
       quoted = !quoted;
     } else if (!quoted && (c === '#' || c === ';')) {
+      while (i < text.length && text[i] !== '\n') i++;
       break;
     } else if (!quoted && (c === ' ' || c === '\t')) {
       if (out !== '') pendingSpace += c;
@@ -53,7 +68,8 @@ function parseValue(raw: string): string {
       pendingSpace = '';
     }
   }
-  return out;
+  const newline = text.indexOf('\n', i);
+  return { value: out, next: newline < 0 ? text.length : newline + 1 };
 }
 
 /** One `section[.subsection].key = value` of a config file, names lower-cased as git compares them. */
@@ -61,21 +77,28 @@ interface ConfigEntry {
   readonly section: string;
   readonly subsection: string | undefined;
   readonly key: string;
+  /** The value; `true` for a key written without `=` (a boolean), which `bare` marks. */
   readonly value: string;
+  readonly bare: boolean;
 }
+
+const HEADER = /^\[([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\]/;
+const KEY = /^([A-Za-z][A-Za-z0-9-]*)[ \t]*(=?)/;
 
 /** The entries of a git config file's text, in order. Lines git would reject are skipped. */
 export function parseGitConfig(text: string): ConfigEntry[] {
   const entries: ConfigEntry[] = [];
   let section = '';
   let subsection: string | undefined;
-  // Backslash-newline continues a value on the next line.
-  const lines = text.replace(/\\\r?\n/g, '').split(/\r?\n/);
-  for (const line of lines) {
-    let rest = line.trimStart();
-    if (rest === '' || rest.startsWith('#') || rest.startsWith(';')) continue;
-    if (rest.startsWith('[')) {
-      const header = /^\[\s*([A-Za-z0-9.-]+)\s*(?:"((?:[^"\\]|\\.)*)")?\s*\]/.exec(rest);
+  let pos = 0;
+  while (pos < text.length) {
+    const newline = text.indexOf('\n', pos);
+    const lineEnd = newline < 0 ? text.length : newline;
+    let at = pos;
+    pos = lineEnd + 1;
+    while (at < lineEnd && (text[at] === ' ' || text[at] === '\t')) at++;
+    if (text[at] === '[') {
+      const header = HEADER.exec(text.slice(at, lineEnd));
       if (!header) {
         section = '';
         continue;
@@ -85,14 +108,19 @@ export function parseGitConfig(text: string): ConfigEntry[] {
       const dot = name.indexOf('.');
       section = dot < 0 ? name : name.slice(0, dot);
       subsection = header[2] !== undefined ? header[2].replace(/\\(.)/g, '$1') : dot < 0 ? undefined : name.slice(dot + 1);
-      rest = rest.slice(header[0].length).trimStart();
-      if (rest === '' || rest.startsWith('#') || rest.startsWith(';')) continue;
+      at += header[0].length;
+      while (at < lineEnd && (text[at] === ' ' || text[at] === '\t')) at++;
     }
-    if (section === '') continue;
-    const pair = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/.exec(rest);
-    if (!pair) continue;
-    // A key without `=` is boolean true.
-    entries.push({ section, subsection, key: pair[1]!.toLowerCase(), value: pair[2] === undefined ? 'true' : parseValue(pair[2]) });
+    if (at >= lineEnd || text[at] === '#' || text[at] === ';' || text[at] === '\r' || section === '') continue;
+    const key = KEY.exec(text.slice(at, lineEnd));
+    if (!key) continue;
+    if (key[2] === '') {
+      entries.push({ section, subsection, key: key[1]!.toLowerCase(), value: 'true', bare: true });
+      continue;
+    }
+    const { value, next } = valueAt(text, at + key[0].length);
+    entries.push({ section, subsection, key: key[1]!.toLowerCase(), value, bare: false });
+    pos = next;
   }
   return entries;
 }
@@ -103,39 +131,47 @@ export function parseGitConfig(text: string): ConfigEntry[] {
  * GIT_CONFIG_SYSTEM are honoured as git honours them.
  */
 function configFiles(commonDir: string, env: GitEnv): string[] {
-  const files: string[] = [];
+  const files: (string | undefined)[] = [];
   if (!/^(1|true|yes|on)$/i.test(env.GIT_CONFIG_NOSYSTEM ?? '')) files.push(env.GIT_CONFIG_SYSTEM || '/etc/gitconfig');
   if (env.GIT_CONFIG_GLOBAL !== undefined) {
     if (env.GIT_CONFIG_GLOBAL !== '' && env.GIT_CONFIG_GLOBAL !== '/dev/null') files.push(expandHome(env.GIT_CONFIG_GLOBAL, env));
   } else {
-    files.push(xdgGitPath('config', env), join(home(env), '.gitconfig'));
+    const dir = home(env);
+    files.push(xdgGitPath('config', env), dir === undefined ? undefined : join(dir, '.gitconfig'));
   }
   files.push(join(commonDir, 'config'));
-  return files;
+  return files.filter((file): file is string => file !== undefined);
 }
 
 /**
- * The last value of `section.key` (no subsection) across `files`, following `[include] path`
- * (relative to the including file; `includeIf` is not evaluated). Every file read or looked for
- * is added to `consulted`.
+ * The last value of `section.key` (no subsection, written with `=`) across `files`, following
+ * `[include] path` (relative to the including file; `includeIf` is not evaluated). A file already
+ * on the include chain is not included again, and at most MAX_CONFIG_FILES are read. Every file
+ * read or looked for is added to `consulted`.
  */
 function lastValue(files: readonly string[], section: string, key: string, env: GitEnv, consulted: string[]): string | undefined {
   let found: string | undefined;
-  const visit = (file: string, depth: number): void => {
+  let read = 0;
+  const chain: string[] = [];
+  const visit = (file: string): void => {
+    if (read >= MAX_CONFIG_FILES || chain.includes(file) || chain.length > MAX_INCLUDE_DEPTH) return;
+    read++;
     consulted.push(file);
     const text = readRegularText(file, MAX_GIT_FILE_BYTES);
     if (text === undefined) return;
+    chain.push(file);
     for (const entry of parseGitConfig(text)) {
-      if (entry.subsection !== undefined) continue;
-      if (entry.section === 'include' && entry.key === 'path' && depth < MAX_INCLUDE_DEPTH && entry.value !== '') {
+      if (entry.subsection !== undefined || entry.bare) continue;
+      if (entry.section === 'include' && entry.key === 'path' && entry.value !== '') {
         const target = expandHome(entry.value, env);
-        visit(isAbsolute(target) ? target : resolve(dirname(file), target), depth + 1);
+        if (target !== undefined) visit(isAbsolute(target) ? target : resolve(dirname(file), target));
       } else if (entry.section === section && entry.key === key) {
         found = entry.value;
       }
     }
+    chain.pop();
   };
-  for (const file of files) visit(file, 0);
+  for (const file of files) visit(file);
   return found;
 }
 
@@ -157,16 +193,20 @@ export interface GitExcludes {
 /** Find the exclude files git would apply at `root` (none outside a git repository). */
 export function gitExcludes(root: string, env: GitEnv = process.env): GitExcludes {
   const consulted: string[] = [];
-  const located: string[] = [];
+  let located: string[] = [];
   const dirs = gitDirs(root, located);
   if (!dirs) return { global: undefined, infoExclude: undefined, consulted, located };
+  // A `.git` folder's times change with every git command; only its turning into a file matters,
+  // and its HEAD going missing (ENOTDIR) shows that.
+  const dotGit = join(root, '.git');
+  if (dirs.dir === dotGit) located = located.filter((path) => path !== dotGit);
   const setting = lastValue(configFiles(dirs.common, env), 'core', 'excludesfile', env, consulted);
   let global: string | undefined;
   if (setting === undefined) global = xdgGitPath('ignore', env);
   else if (setting !== '') {
     const path = expandHome(setting, env);
     // A relative path is relative to the working tree, as git resolves it.
-    global = isAbsolute(path) ? path : resolve(root, path);
+    if (path !== undefined) global = isAbsolute(path) ? path : resolve(root, path);
   }
   const infoExclude = join(dirs.common, 'info', 'exclude');
   if (global) consulted.push(global);

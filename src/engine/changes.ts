@@ -79,6 +79,25 @@ export function walkChanges(scope: RepoScope, catalog: Catalog | undefined): Cha
 }
 
 /**
+ * True when the rules are as the generation recorded them: the scope consults the same files
+ * outside the walk (a different set — another HOME, another git config, an index from a version
+ * that consulted fewer — changes the rules as surely as an edit), and every recorded ignore or
+ * config file still has its recorded size and mtime.
+ */
+function controlsUnchanged(scope: RepoScope, catalog: Catalog): boolean {
+  const recorded = new Set(catalog.tree.controls.map((control) => control.path));
+  if (scope.rootControls.some((control) => !recorded.has(control.path))) return false;
+  const roots = new Set(scope.rootControls.map((control) => control.path));
+  for (const control of catalog.tree.controls) {
+    const nested = !isOutsideRoot(control.path) && (NESTED_IGNORE_FILES as readonly string[]).includes(control.path.slice(control.path.lastIndexOf('/') + 1));
+    if (!nested && !roots.has(control.path)) return false;
+    const stat = statIfExists(controlLocation(scope.root, control.path));
+    if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return false;
+  }
+  return true;
+}
+
+/**
  * Find what changed since a generation from stats, without walking the tree: every catalogued
  * file is stat-ed (content edits change size or mtime), and only folders whose mtime changed are
  * listed again (adding, removing or renaming an entry changes its folder's mtime); a new folder
@@ -88,10 +107,7 @@ export function walkChanges(scope: RepoScope, catalog: Catalog | undefined): Cha
 export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undefined {
   const root = scope.root;
   const prefix = root.endsWith(sep) ? root : root + sep;
-  for (const control of catalog.tree.controls) {
-    const stat = statIfExists(controlLocation(root, control.path));
-    if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
-  }
+  if (!controlsUnchanged(scope, catalog)) return undefined;
   const controlsByDir = new Map<string, Set<string>>();
   for (const control of catalog.tree.controls) {
     if (isOutsideRoot(control.path)) continue; // no folder of the tree
@@ -208,10 +224,7 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
   const root = scope.root;
   const prefix = root.endsWith(sep) ? root : root + sep;
   if (catalog.gitDirty === null) return undefined;
-  for (const control of catalog.tree.controls) {
-    const stat = statIfExists(controlLocation(root, control.path));
-    if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return undefined;
-  }
+  if (!controlsUnchanged(scope, catalog)) return undefined;
   const view = gitDirty(root, commit);
   if (!view) return undefined;
   const candidates = [...new Set([...view.dirty, ...catalog.gitDirty])].sort();

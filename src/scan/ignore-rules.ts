@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
-import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
+import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
+import { readRegularFile } from '../core/open-regular.js';
 
 /** Folders never walked (SPEC §2): version control, dependencies, build output, caches. */
 export const SKIP_DIRS: ReadonlySet<string> = new Set([
@@ -34,16 +35,19 @@ export interface RuleLayer {
 const MAX_IGNORE_FILE_BYTES = 8 << 20;
 
 /**
- * Read an ignore file into a rule layer. Missing file (or a folder of that name) → undefined
- * (normal). A file that exists but cannot be read, is not a regular file (a FIFO would block the
- * read forever) or is not text is an error the user must see, not something to skip silently.
+ * Read an ignore file of the tree (or `.repodex/ignore`) into a rule layer. Missing file, a folder
+ * of that name, or a symlink (never followed: git ≥ 2.32 does not follow a symlinked `.gitignore`
+ * either, and one could point anywhere) → undefined. A file that exists but cannot be read, is
+ * not a regular file (a FIFO would block the read forever), is too large or is not text is an
+ * error the user must see, not something to skip silently. At most MAX_IGNORE_FILE_BYTES are
+ * read, whatever the file's size claims (`/proc` files claim 0).
  */
 export function readIgnoreFile(absolutePath: string, base: string, displayPath: string): RuleLayer | undefined {
   let fd: number;
   try {
-    fd = openSync(absolutePath, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = openSync(absolutePath, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (error) {
-    if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return undefined;
+    if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR') || isErrnoException(error, 'ELOOP')) return undefined;
     throw new RepodexError('IGNORE_UNREADABLE', `cannot read ${displayPath}: ${errorMessage(error)}`);
   }
   let bytes: Buffer;
@@ -51,15 +55,47 @@ export function readIgnoreFile(absolutePath: string, base: string, displayPath: 
     const stat = fstatSync(fd);
     if (stat.isDirectory()) return undefined;
     if (!stat.isFile()) throw new RepodexError('IGNORE_UNREADABLE', `${displayPath} is not a regular file`);
-    if (stat.size > MAX_IGNORE_FILE_BYTES) throw new RepodexError('IGNORE_UNREADABLE', `${displayPath} is larger than ${MAX_IGNORE_FILE_BYTES >> 20} MB`);
-    bytes = readFileSync(fd);
+    bytes = readAtMost(fd, MAX_IGNORE_FILE_BYTES + 1);
+    if (bytes.length > MAX_IGNORE_FILE_BYTES) throw new RepodexError('IGNORE_UNREADABLE', `${displayPath} is larger than ${MAX_IGNORE_FILE_BYTES >> 20} MB`);
   } catch (error) {
-    if (error instanceof RepodexError) throw error;
+    if (isRepodexError(error)) throw error;
     throw new RepodexError('IGNORE_UNREADABLE', `cannot read ${displayPath}: ${errorMessage(error)}`);
   } finally {
     closeSync(fd);
   }
   return parseIgnoreText(bytes, base, displayPath);
+}
+
+/**
+ * Read one of git's own exclude files (`core.excludesFile`, `info/exclude`) into a rule layer, as
+ * git reads them: one that is missing, unreadable, not a regular file (`/dev/null` is the usual
+ * way to turn the global one off) or larger than MAX_IGNORE_FILE_BYTES applies no rules, and
+ * bytes that are not UTF-8 are read as far as they go. Symlinks are followed (dotfiles often are).
+ */
+export function readGitExcludeFile(absolutePath: string, displayPath: string): RuleLayer | undefined {
+  const bytes = readRegularFile(absolutePath, MAX_IGNORE_FILE_BYTES);
+  if (!bytes || bytes.includes(0)) return undefined;
+  try {
+    return layerFromPatterns(lenientUtf8.decode(bytes).split(/\r?\n|\r/), '', displayPath);
+  } catch {
+    return undefined; // a pattern the matcher cannot compile: git would not apply it either
+  }
+}
+
+const lenientUtf8 = new TextDecoder('utf-8');
+
+/** Up to `limit` bytes from an open descriptor, however large the file says it is. */
+function readAtMost(fd: number, limit: number): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  while (total < limit) {
+    const chunk = Buffer.alloc(Math.min(64 * 1024, limit - total));
+    const n = readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+    total += n;
+  }
+  return Buffer.concat(chunks, total);
 }
 
 /** Parse ignore-file bytes; NUL bytes or invalid UTF-8 mean the file is not an ignore file at all. */

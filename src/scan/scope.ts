@@ -5,7 +5,7 @@ import { FileMemo } from '../core/file-memo.js';
 import { type GitEnv, gitExcludes } from '../core/git-config.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Denylist } from '../safety/denylist.js';
-import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, type RuleLayer, isIgnored, layerFromPatterns, readIgnoreFile } from './ignore-rules.js';
+import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, type RuleLayer, isIgnored, layerFromPatterns, readGitExcludeFile, readIgnoreFile } from './ignore-rules.js';
 import { extensionOf } from './language.js';
 
 /**
@@ -19,7 +19,7 @@ export interface RootControl {
 
 /** True for a recorded control path outside the root (recorded absolute). */
 export function isOutsideRoot(path: string): boolean {
-  return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path);
+  return isAbsolute(path);
 }
 
 /** Where a recorded control file is: recorded paths are root-relative, or absolute when outside the root. */
@@ -71,7 +71,7 @@ function gitRoot(root: string, env: GitEnv): GitRoot {
       // Lowest priority first, as git applies them: core.excludesFile, then info/exclude.
       const layers: RuleLayer[] = [];
       for (const file of [excludes.global, excludes.infoExclude]) {
-        const layer = file === undefined ? undefined : readIgnoreFile(file, '', recordedPath(root, file));
+        const layer = file === undefined ? undefined : readGitExcludeFile(file, recordedPath(root, file));
         if (layer) layers.push(layer);
       }
       return { layers, controls: excludes.consulted.map((absolute) => ({ path: recordedPath(root, absolute), absolute })) };

@@ -221,6 +221,17 @@ describe.skipIf(!HAS_GIT)('git exclude files', () => {
     expect(paths(root, env)).toEqual(['src/keep.ts', 'src/scratch.ts']);
   });
 
+  it('another set of git files behind the rules (another HOME, or an index recorded without them) is a change of the rules', () => {
+    const { root, home, env } = setup();
+    mkdirSync(join(home, '.config', 'git'), { recursive: true });
+    writeFileSync(join(home, '.config', 'git', 'ignore'), '*.local.ts\n');
+    expect(paths(root, env)).toEqual(['src/keep.ts', 'src/scratch.ts']);
+    // The same tree seen from a home without that excludes file: the index no longer matches the rules.
+    const otherHome = { ...env, HOME: tempDir() };
+    expect(runCli(['status', '--json', '--root', root], { env: otherHome }).json<Status>().dirty).toBe(true);
+    expect(paths(root, otherHome)).toEqual(['src/keep.ts', 'src/mine.local.ts', 'src/scratch.ts']);
+  });
+
   it('a server watching the tree sees an edit to .git/info/exclude, which its file watcher does not', async () => {
     const { root, env } = setup();
     const server = spawn(process.execPath, [CLI, 'watch', '--json', '--debounce-ms', '100', '--root', root], { cwd: PROJECT_ROOT, env: { ...process.env, NO_COLOR: '1', ...env } });

@@ -273,6 +273,17 @@ describe('scanner rules', () => {
     expect(runCli(['status', '--json', '--root', root], { timeoutMs: 20_000 }).json<{ git: unknown }>().git).toBeNull();
   });
 
+  it('a .gitignore that is a symlink is not followed, as git ≥ 2.32 does not: not to rules elsewhere, not to an endless /proc file', () => {
+    const outside = tempDir();
+    writeFileSync(join(outside, 'rules'), '*.ts\n');
+    const root = makeRepo({ 'src/a.ts': 'export const zqxsymlinked = 1;\n', 'lib/b.ts': 'export const zqxproc = 1;\n' });
+    symlinkSync(join(outside, 'rules'), join(root, 'src/.gitignore'));
+    symlinkSync('/proc/self/pagemap', join(root, 'lib/.gitignore'));
+    const run = runCli(['sync', '--json', '--root', root], { timeoutMs: 30_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(search(root, 'zqxsymlinked zqxproc').map((hit) => hit.path).sort()).toEqual(['lib/b.ts', 'src/a.ts']);
+  });
+
   const isRoot = process.getuid?.() === 0;
   it.skipIf(isRoot)('an unreadable .repodex/ignore (chmod 000) makes sync exit 1 naming the file [skipped as root: chmod 000 does not stop root reading]', () => {
     const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n', '.repodex/ignore': 'fixtures/\n' });

@@ -6,15 +6,16 @@ import { styleFor } from './style.js';
 
 describe('printOutline', () => {
   it('labels a declaration with its kind only when its signature does not say it already', () => {
-    expect(namesItsKind('export const k = 1', 'constant')).toBe(true);
-    expect(namesItsKind('def run()', 'function')).toBe(true);
-    expect(namesItsKind('func (s *Server) Serve()', 'method')).toBe(true);
-    expect(namesItsKind('macro_rules! m', 'macro')).toBe(true);
-    expect(namesItsKind('export abstract class Router', 'class')).toBe(true);
-    expect(namesItsKind('abstract fetch(): void', 'method')).toBe(false);
-    expect(namesItsKind('X = 1', 'variable')).toBe(false);
-    // A keyword inside a longer word does not count.
-    expect(namesItsKind('constantly()', 'constant')).toBe(false);
+    expect(namesItsKind('export const k = 1', 'constant', 'k')).toBe(true);
+    expect(namesItsKind('def run()', 'function', 'run')).toBe(true);
+    expect(namesItsKind('func (s *Server) Serve()', 'method', 'Serve')).toBe(true);
+    expect(namesItsKind('macro_rules! m', 'macro', 'm')).toBe(true);
+    expect(namesItsKind('export abstract class Router', 'class', 'Router')).toBe(true);
+    expect(namesItsKind('abstract fetch(): void', 'method', 'fetch')).toBe(false);
+    expect(namesItsKind('X = 1', 'variable', 'X')).toBe(false);
+    // A keyword inside a longer word does not count, nor does one that is the declared name itself.
+    expect(namesItsKind('constantly()', 'constant', 'constantly')).toBe(false);
+    expect(namesItsKind('const fn = () => 1', 'function', 'fn')).toBe(false);
   });
 
   it('prints one line per declaration and a correctly counted summary', () => {

@@ -189,7 +189,7 @@ export function printOutline(report: ResponseOf<'outline'>, style: Style): strin
     const context = symbol.decl_context ? style.yellow(` [${symbol.decl_context}]`) : '';
     // A signature usually names its kind already ("export class Router", "const k = 1", "def run"): then it is shown alone.
     const signature = symbol.signature || symbol.name;
-    const named = namesItsKind(signature, symbol.kind) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
+    const named = namesItsKind(signature, symbol.kind, symbol.name) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
     return `${style.dim(range)}  ${'  '.repeat(depth)}${named}${context}`;
   });
   lines.push(style.dim(`${report.symbols.length} declaration${report.symbols.length === 1 ? '' : 's'} in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
@@ -208,10 +208,15 @@ const KIND_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
   macro: ['macro_rules!', '#define'],
 };
 
-/** True when `signature` says its own kind: the kind's name or one of its keywords, as a word. */
-export function namesItsKind(signature: string, kind: string): boolean {
-  const words = new Set(signature.split(/[^\w#!]+/));
-  return words.has(kind) || (KIND_KEYWORDS[kind] ?? []).some((keyword) => words.has(keyword));
+/**
+ * True when `signature` says its own kind: the kind's name or one of its keywords, as a word
+ * before the declared `name` (in `const fn = …`, `fn` is the name, not Rust's keyword).
+ */
+export function namesItsKind(signature: string, kind: string, name: string): boolean {
+  const words = signature.split(/[^\w#!$]+/);
+  const at = words.indexOf(name);
+  const head = new Set(at < 0 ? words : words.slice(0, at));
+  return head.has(kind) || (KIND_KEYWORDS[kind] ?? []).some((keyword) => head.has(keyword));
 }
 
 /** Human output of `verify`. */
