@@ -1,8 +1,7 @@
-import { closeSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { chunkHash } from '../chunk/chunker.js';
 import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
-import { openRegularFile } from '../core/open-regular.js';
+import { readRegularFile } from '../core/open-regular.js';
 import { readGitHead } from '../core/git.js';
 import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
@@ -229,22 +228,10 @@ async function readChunkTexts(ctx: RepoContext, view: IndexView, docs: readonly 
 
 /** A file's normalized lines, or undefined when it cannot be read as a regular file within the size limit. */
 function readLines(ctx: RepoContext, path: string): string[] | undefined {
-  const file = openRegularFile(join(ctx.paths.root, path), ctx.limits.max_file_bytes);
-  if (!file) return undefined;
-  try {
-    const bytes = Buffer.allocUnsafe(file.size);
-    let length = 0;
-    while (length < file.size) {
-      const n = readSync(file.fd, bytes, length, file.size - length, length);
-      if (n === 0) break;
-      length += n;
-    }
-    let text = normalizeNewlines(bytes.toString('utf8', 0, length));
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    return splitLines(text);
-  } catch {
-    return undefined; // counted as skipped; the next sync sees the file's new state
-  } finally {
-    closeSync(file.fd);
-  }
+  // Unreadable: counted as skipped; the next sync sees the file's new state.
+  const bytes = readRegularFile(join(ctx.paths.root, path), ctx.limits.max_file_bytes);
+  if (!bytes) return undefined;
+  let text = normalizeNewlines(bytes.toString('utf8'));
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return splitLines(text);
 }
