@@ -4,9 +4,9 @@ import { readRegularText } from './open-regular.js';
 
 /** Git config and ignore files larger than this are not read (no real one comes close). */
 const MAX_GIT_FILE_BYTES = 1 << 20;
-/** Include chains deeper than this are cut (git stops at 10 too). */
+/** Include chains deeper than this are cut (git refuses a config past depth 10). */
 const MAX_INCLUDE_DEPTH = 10;
-/** At most this many config files are read for one lookup, includes and all (a config including itself twice over would otherwise cost 2^depth reads). */
+/** At most this many config files are read for one lookup, includes and all: files that each include several others would otherwise multiply the reads at every level. */
 const MAX_CONFIG_FILES = 50;
 
 /** The environment the git files are found from (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
