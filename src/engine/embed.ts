@@ -157,7 +157,7 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
     const dropped = isLearning(embedder) ? await store.dropOtherVectors(embedder) : 0;
     let covered = 0;
     for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
-    await writeManifest(ctx, store, view, embedder, covered);
+    await writeManifest(ctx, store, view, embedder, covered, vectors.stamp());
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
     appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
     return result;
@@ -175,7 +175,7 @@ function summary(embedder: Embedder, parts: Omit<EmbedSummary, 'engine' | 'model
 }
 
 /** Record what the vectors now cover (seed 003 manifest), keeping `created_at` while the embedder is the same. */
-async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: number): Promise<void> {
+async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: number, vectorsStamp: string): Promise<void> {
   let previous: VectorManifest | undefined;
   try {
     previous = await store.readVectorManifest();
@@ -195,6 +195,7 @@ async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexVie
     repo: { root: '.', git_sha: readGitHead(ctx.paths.root)?.commit ?? view.meta.git?.commit ?? null },
     counts: { files: view.stats.fileCount, chunks: view.stats.chunkCount, vectors },
     generation: view.meta.generation,
+    vectors_stamp: vectorsStamp,
     created_at: same ? previous!.created_at : now,
     last_refresh: now,
   });

@@ -282,6 +282,27 @@ export class Engine {
     if (!manifest || manifest.engine !== embedder.engine || manifest.model !== embedder.model || manifest.dim !== embedder.dim || !view) {
       return { state: running ? 'building' : 'missing', ...identity, ...base, chunks: view?.stats.chunkCount ?? 0, files: view?.stats.fileCount ?? 0 };
     }
+    // The manifest still describes the vectors (same generation, nothing appended since) and
+    // below the graph threshold searches scan: its counts answer without loading every vector.
+    const annFrom = ctx.loaded.config.embeddings.ann_from ?? ANN_FROM;
+    const described =
+      manifest.generation === view.meta.generation &&
+      manifest.vectors_stamp !== undefined &&
+      manifest.vectors_stamp === this.store.vectors(embedder).stamp() &&
+      manifest.counts.chunks === view.stats.chunkCount &&
+      manifest.counts.vectors < annFrom;
+    if (described) {
+      return {
+        state: running ? 'building' : manifest.counts.vectors >= manifest.counts.chunks ? 'ready' : 'stale',
+        ...identity,
+        ...base,
+        vectors: manifest.counts.vectors,
+        chunks: manifest.counts.chunks,
+        files: view.stats.fileCount,
+        last_indexed: manifest.last_refresh,
+        search: manifest.counts.vectors === 0 ? null : 'exact',
+      };
+    }
     const vectors = await this.docVectors(view, embedder);
     const current = manifest.generation === view.meta.generation && vectors.count >= vectors.live;
     return {

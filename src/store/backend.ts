@@ -150,6 +150,11 @@ export interface VectorManifest {
   readonly counts: { readonly files: number; readonly chunks: number; readonly vectors: number };
   /** The index generation whose chunks the vectors were last brought up to. */
   readonly generation: number;
+  /**
+   * The vector store's stamp when this manifest was written: while it holds, `counts` still
+   * describes the vectors, so status need not load them (absent from older manifests).
+   */
+  readonly vectors_stamp?: string | undefined;
   readonly created_at: string;
   readonly last_refresh: string;
 }

@@ -58,13 +58,14 @@ export class StaticTable {
 
   /**
    * Bytes on disk (little-endian): magic `RPDXSTAT`, u32 version, u32 dim, u32 term count, u32
-   * byte length of the terms block, u32 trained-on chunk count, the terms (UTF-8, newline
-   * separated), weights (f32 × terms), vectors (f32 × terms × dim), then a CRC-32 of everything
-   * before it.
+   * byte length of the terms block, u32 trained-on chunk count, the fingerprint (12 ASCII
+   * characters), the terms (UTF-8, newline separated), weights (f32 × terms), vectors (f32 ×
+   * terms × dim), then a CRC-32 of everything before it. The header alone names the table
+   * (`peekTable`), so a process can say which model it has without reading the table.
    */
   serialize(trainedOn: number): Uint8Array {
     const termBytes = Buffer.from(this.terms.join('\n'), 'utf8');
-    const headerLength = 8 + 5 * 4;
+    const headerLength = HEADER_LENGTH[TABLE_VERSION]!;
     const pad = (4 - ((headerLength + termBytes.length) % 4)) % 4;
     const total = headerLength + termBytes.length + pad + this.weights.byteLength + this.vectors.byteLength + 4;
     const out = Buffer.alloc(total);
@@ -74,6 +75,7 @@ export class StaticTable {
     out.writeUInt32LE(this.terms.length, 16);
     out.writeUInt32LE(termBytes.length, 20);
     out.writeUInt32LE(trainedOn, 24);
+    out.write(this.fingerprint(), 28, FINGERPRINT_LENGTH, 'latin1');
     termBytes.copy(out, headerLength);
     let at = headerLength + termBytes.length + pad;
     out.set(new Uint8Array(this.weights.buffer, this.weights.byteOffset, this.weights.byteLength), at);
@@ -84,19 +86,23 @@ export class StaticTable {
     return out;
   }
 
-  /** Read what `serialize` wrote; throws INDEX_CORRUPT on any damage. */
-  static deserialize(bytes: Uint8Array, name: string): { table: StaticTable; trainedOn: number } {
+  /**
+   * Read what `serialize` wrote (this version or the one before); throws INDEX_CORRUPT on any
+   * damage. `fingerprint` is the one stored (checked by the CRC), computed for a version-1 table.
+   */
+  static deserialize(bytes: Uint8Array, name: string): { table: StaticTable; trainedOn: number; fingerprint: string; version: number } {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const damaged = (why: string) => new RepodexError('INDEX_CORRUPT', `${name}: ${why}`);
     if (buf.length < 32 || buf.toString('latin1', 0, 8) !== TABLE_MAGIC) throw damaged('not an embedding table');
-    if (buf.readUInt32LE(8) !== TABLE_VERSION) throw damaged(`table version ${buf.readUInt32LE(8)}, expected ${TABLE_VERSION}`);
+    const version = buf.readUInt32LE(8);
+    const headerLength = HEADER_LENGTH[version];
+    if (headerLength === undefined) throw damaged(`table version ${version}, expected ${TABLE_VERSION}`);
     const end = buf.length - 4;
     if (crc32(buf.subarray(0, end)) !== buf.readUInt32LE(end)) throw damaged('checksum mismatch');
     const dim = buf.readUInt32LE(12);
     const count = buf.readUInt32LE(16);
     const termLength = buf.readUInt32LE(20);
     const trainedOn = buf.readUInt32LE(24);
-    const headerLength = 28;
     const pad = (4 - ((headerLength + termLength) % 4)) % 4;
     const weightsAt = headerLength + termLength + pad;
     if (weightsAt + count * 4 * (1 + dim) !== end) throw damaged('sizes disagree');
@@ -104,13 +110,36 @@ export class StaticTable {
     if (terms.length !== count) throw damaged('term list is damaged');
     const weights = new Float32Array(buf.buffer.slice(buf.byteOffset + weightsAt, buf.byteOffset + weightsAt + count * 4));
     const vectors = new Float32Array(buf.buffer.slice(buf.byteOffset + weightsAt + count * 4, buf.byteOffset + end));
-    return { table: new StaticTable(terms, weights, vectors, dim), trainedOn };
+    const table = new StaticTable(terms, weights, vectors, dim);
+    const fingerprint = version >= 2 ? buf.toString('latin1', 28, 28 + FINGERPRINT_LENGTH) : table.fingerprint();
+    return { table, trainedOn, fingerprint, version };
   }
+}
+
+/**
+ * What a table file's header says — version, dim, trained-on count and (from version 2) the
+ * fingerprint — read from its first bytes; undefined when they are not a table header. Nothing
+ * is checked beyond the header: `deserialize` checks the whole file when the table is used.
+ */
+export function peekTable(header: Uint8Array): { version: number; dim: number; trainedOn: number; fingerprint: string | undefined } | undefined {
+  const buf = Buffer.from(header.buffer, header.byteOffset, header.byteLength);
+  if (buf.length < 28 || buf.toString('latin1', 0, 8) !== TABLE_MAGIC) return undefined;
+  const version = buf.readUInt32LE(8);
+  const length = HEADER_LENGTH[version];
+  if (length === undefined || buf.length < length) return undefined;
+  const fingerprint = version >= 2 ? buf.toString('latin1', 28, 28 + FINGERPRINT_LENGTH) : undefined;
+  return { version, dim: buf.readUInt32LE(12), trainedOn: buf.readUInt32LE(24), fingerprint };
 }
 
 const TABLE_MAGIC = 'RPDXSTAT';
 /**
  * Log:
  *   1 — first table: terms, weights, row-major f32 vectors, trailing CRC-32.
+ *   2 — the fingerprint in the header (same value), so the model is named without loading the table.
  */
-const TABLE_VERSION = 1;
+const TABLE_VERSION = 2;
+const FINGERPRINT_LENGTH = 12;
+/** Header bytes of each version (before the terms). */
+const HEADER_LENGTH: Readonly<Record<number, number>> = { 1: 28, 2: 28 + FINGERPRINT_LENGTH };
+/** Enough bytes to peek at any version's header. */
+export const TABLE_HEADER_BYTES = 64;

@@ -144,6 +144,15 @@ describe('semantic layer: the builtin embedder, for real, through the CLI', () =
     const manifest = JSON.parse(readFileSync(join(root, '.repodex/vectors/manifest.json'), 'utf8')) as Record<string, unknown>;
     expect(Object.keys(manifest)).toEqual(expect.arrayContaining(['version', 'engine', 'model', 'dim', 'metric', 'chunk', 'repo', 'counts', 'created_at', 'last_refresh']));
     expect(runCli(['index', 'verify', '--root', root]).code).toBe(0);
+    // Status answers from the manifest while it describes the vectors (nothing loaded), and the
+    // same as from the vectors themselves: without its stamp it has to load them.
+    // (size_on_disk aside: the rewritten manifest is itself smaller.)
+    const panel = (): unknown => ({ ...runCli(['status', '--json', '--root', root]).json<{ semantic: Record<string, unknown> }>().semantic, size_on_disk: 0 });
+    const fromManifest = panel();
+    const manifestPath = join(root, '.repodex/vectors/manifest.json');
+    writeFileSync(manifestPath, JSON.stringify({ ...manifest, vectors_stamp: undefined }));
+    expect(panel()).toEqual(fromManifest);
+    writeFileSync(manifestPath, JSON.stringify(manifest));
 
     // Flip a byte inside the first vector record: verify names the log and exits 1.
     const log = join(root, '.repodex/vectors', `builtin-${String(manifest.model).replace(/[^A-Za-z0-9._@-]+/g, '_')}-128`, 'vectors.bin');

@@ -64,6 +64,7 @@ const VectorManifestSchema = z.object({
   repo: z.object({ root: z.literal('.'), git_sha: z.nullable(z.string()) }),
   counts: z.object({ files: z.number(), chunks: z.number(), vectors: z.number() }),
   generation: z.number(),
+  vectors_stamp: z.optional(z.string()),
   created_at: z.string(),
   last_refresh: z.string(),
 });

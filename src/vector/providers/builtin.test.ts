@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { crc32 } from '../../core/crc32.js';
+import { StaticTable, peekTable } from '../static-table.js';
 import { BuiltinEmbedder } from './builtin.js';
 
 const dirs: string[] = [];
@@ -66,5 +68,51 @@ describe('BuiltinEmbedder', () => {
     const before = server.model;
     server.reload();
     expect(server.model).toBe(before);
+  });
+
+  it('names its model from the table header alone; reading the table finds damage, which then means learning again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
+    dirs.push(dir);
+    const tablePath = join(dir, 'builtin-table.bin');
+    const learned = new BuiltinEmbedder(tablePath, 16);
+    await learned.train(corpus(120), 120);
+    const bytes = readFileSync(tablePath);
+    expect(peekTable(bytes.subarray(0, 64))).toMatchObject({ version: 2, dim: 16, trainedOn: 120, fingerprint: learned.model.split('@')[1] });
+    // Damage in the body, not the header: the model is still named (status reads only that)…
+    bytes[bytes.length - 40]! ^= 0xff;
+    writeFileSync(tablePath, bytes);
+    const reader = new BuiltinEmbedder(tablePath, 16);
+    expect(reader.model).toBe(learned.model);
+    // …but the first use reads the table, finds the damage, and the next sync learns a new one.
+    const [vector] = await reader.embed(['resume the upload'], 'query');
+    expect(Array.from(vector!).every((x) => x === 0)).toBe(true);
+    expect(reader.model).toBe('repo-lsa-16');
+    expect(reader.needsTraining(120)).toBe(true);
+  });
+
+  it('reads a table of the format before the header named it, with the same model, and rewrites it in the new format', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
+    dirs.push(dir);
+    const tablePath = join(dir, 'builtin-table.bin');
+    const learned = new BuiltinEmbedder(tablePath, 16);
+    await learned.train(corpus(120), 120);
+    // The same table as version 1 wrote it: no fingerprint in the header (12 bytes fewer), its own CRC.
+    const v2 = readFileSync(tablePath);
+    const body = Buffer.concat([v2.subarray(0, 28), v2.subarray(40, v2.length - 4)]);
+    body.writeUInt32LE(1, 8);
+    const termLength = body.readUInt32LE(20);
+    // Version 1 padded the terms to 4 bytes after a 28-byte header, version 2 after a 40-byte one: the same padding.
+    expect((28 + termLength) % 4).toBe((40 + termLength) % 4);
+    const v1 = Buffer.alloc(body.length + 4);
+    body.copy(v1);
+    v1.writeUInt32LE(crc32(body), body.length);
+    writeFileSync(tablePath, v1);
+    expect(StaticTable.deserialize(v1, 'v1').fingerprint).toBe(learned.model.split('@')[1]);
+
+    const old = new BuiltinEmbedder(tablePath, 16);
+    expect(old.model).toBe(learned.model);
+    expect(old.needsTraining(120)).toBe(false);
+    expect(peekTable(readFileSync(tablePath).subarray(0, 64))).toMatchObject({ version: 2, fingerprint: learned.model.split('@')[1] });
+    expect(new BuiltinEmbedder(tablePath, 16).model).toBe(learned.model);
   });
 });

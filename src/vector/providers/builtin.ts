@@ -1,10 +1,10 @@
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isErrnoException } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/fs-atomic.js';
 import type { EmbedKind, LearningEmbedder } from '../embedder.js';
 import { learnTable } from '../learn.js';
-import { StaticTable } from '../static-table.js';
+import { StaticTable, TABLE_HEADER_BYTES, peekTable } from '../static-table.js';
 
 /** Vector length of the builtin embedder: measured on the dev set (see docs/benchmarks.md). */
 export const BUILTIN_DIM = 128;
@@ -20,9 +20,13 @@ export class BuiltinEmbedder implements LearningEmbedder {
   readonly engine = 'builtin';
   readonly metric = 'cosine';
   readonly batchSize = 512;
+  /** The table, once something needed it (embedding, or deciding whether to train). */
   private table: StaticTable | undefined;
+  /** The table file's fingerprint ('' without a usable table), known from its header before the table is read. */
   private fingerprint = '';
   private trainedOn = 0;
+  /** The table file's format version, as last read. */
+  private version = 0;
 
   /** The table file as last read (size, mtime, inode), to notice a table another process learned. */
   private fileStamp = '';
@@ -35,8 +39,10 @@ export class BuiltinEmbedder implements LearningEmbedder {
   }
 
   /**
-   * Read the table again when the file changed since it was read: an embedding run in another
-   * thread or process (a server's embedding worker) relearned it. Cheap when nothing changed.
+   * Look at the table file again when it changed since it was read: an embedding run in another
+   * thread or process (a server's embedding worker) relearned it. Cheap when nothing changed, and
+   * cheap when it did: only the header is read (it names the model); the table itself is read
+   * when something embeds. A table file from before headers named it is read whole.
    */
   reload(): void {
     const stat = statSync(this.tablePath, { throwIfNoEntry: false });
@@ -46,50 +52,102 @@ export class BuiltinEmbedder implements LearningEmbedder {
     this.table = undefined;
     this.fingerprint = '';
     this.trainedOn = 0;
+    this.version = 0;
+    const header = stat ? readHeader(this.tablePath) : undefined;
+    if (header?.fingerprint !== undefined && header.dim === this.dim) {
+      this.fingerprint = header.fingerprint;
+      this.trainedOn = header.trainedOn;
+      this.version = header.version;
+    } else if (header) {
+      this.load();
+    }
+  }
+
+  /** The table, read and checked now if only its header was read so far; undefined without a usable one. */
+  private load(): StaticTable | undefined {
+    if (this.table || (this.fingerprint === '' && this.version !== 0)) return this.table;
     let bytes: Buffer | undefined;
     try {
       bytes = readFileSync(this.tablePath);
     } catch (error) {
       if (!isErrnoException(error, 'ENOENT')) throw error;
     }
-    if (!bytes) return;
+    this.fingerprint = '';
+    this.trainedOn = 0;
+    if (!bytes) return undefined;
     try {
       const loaded = StaticTable.deserialize(bytes, this.tablePath);
+      this.version = loaded.version;
       if (loaded.table.dim === this.dim) {
         this.table = loaded.table;
-        this.fingerprint = loaded.table.fingerprint();
+        this.fingerprint = loaded.fingerprint;
         this.trainedOn = loaded.trainedOn;
       }
     } catch {
       // A damaged table is learned again on the next sync: it is derived data.
+      this.version = -1;
     }
+    return this.table;
   }
 
   /** `repo-lsa-128@<table hash>`, or `repo-lsa-128` before the first training. */
   get model(): string {
-    return this.table ? `repo-lsa-${this.dim}@${this.fingerprint}` : `repo-lsa-${this.dim}`;
+    return this.fingerprint ? `repo-lsa-${this.dim}@${this.fingerprint}` : `repo-lsa-${this.dim}`;
   }
 
+  /**
+   * Whether the embedding run must learn a table first: none, a damaged one, or one learned from
+   * an index less than half or more than twice this size. Reads the whole table (the run is about
+   * to use it), and rewrites one of the format before headers named it, unchanged otherwise, so
+   * later processes can name it from the header (the run holds the vectors lock).
+   */
   needsTraining(chunks: number): boolean {
-    return !this.table || chunks > this.trainedOn * 2 || chunks * 2 < this.trainedOn;
+    const table = this.load();
+    if (!table) return true;
+    if (chunks > this.trainedOn * 2 || chunks * 2 < this.trainedOn) return true;
+    if (this.version === 1) this.write(table, this.trainedOn);
+    return false;
   }
 
   async train(texts: readonly string[], chunks: number): Promise<void> {
-    const table = learnTable(texts, { dim: this.dim });
+    this.write(learnTable(texts, { dim: this.dim }), chunks);
+  }
+
+  private write(table: StaticTable, trainedOn: number): void {
     mkdirSync(dirname(this.tablePath), { recursive: true });
-    writeFileAtomic(this.tablePath, table.serialize(chunks), dirname(this.tablePath));
+    writeFileAtomic(this.tablePath, table.serialize(trainedOn), dirname(this.tablePath));
     this.table = table;
     this.fingerprint = table.fingerprint();
-    this.trainedOn = chunks;
+    this.trainedOn = trainedOn;
+    this.version = 2;
     const stat = statSync(this.tablePath);
     this.fileStamp = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
   }
 
   async embed(texts: readonly string[], _kind: EmbedKind): Promise<Float32Array[]> {
-    const table = this.table;
+    const table = this.load();
     // Untrained (a repository too small to learn from): zero vectors, which match nothing.
     return texts.map((text) => (table ? table.embed(text) : new Float32Array(this.dim)));
   }
 
   async close(): Promise<void> {}
+}
+
+/** The header of the table file at `path` (see peekTable), or undefined when it cannot be read as one. */
+function readHeader(path: string): ReturnType<typeof peekTable> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const header = Buffer.alloc(TABLE_HEADER_BYTES);
+    const n = readSync(fd, header, 0, header.length, 0);
+    return peekTable(header.subarray(0, n));
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
