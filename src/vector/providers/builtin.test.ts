@@ -25,6 +25,16 @@ function corpus(n: number): string[] {
   });
 }
 
+/** A 16-D table learned from 120 chunks, saved in a fresh folder. */
+async function learnedTable(): Promise<{ tablePath: string; learned: BuiltinEmbedder }> {
+  const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
+  dirs.push(dir);
+  const tablePath = join(dir, 'builtin-table.bin');
+  const learned = new BuiltinEmbedder(tablePath, 16);
+  await learned.train(corpus(120), 120);
+  return { tablePath, learned };
+}
+
 describe('BuiltinEmbedder', () => {
   it('remembers the size of the index it learned for, not of the sample it learned from', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
@@ -71,11 +81,7 @@ describe('BuiltinEmbedder', () => {
   });
 
   it('names its model from the table header alone; reading the table finds damage, which then means learning again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
-    dirs.push(dir);
-    const tablePath = join(dir, 'builtin-table.bin');
-    const learned = new BuiltinEmbedder(tablePath, 16);
-    await learned.train(corpus(120), 120);
+    const { tablePath, learned } = await learnedTable();
     const bytes = readFileSync(tablePath);
     expect(peekTable(bytes.subarray(0, 64))).toMatchObject({ version: 2, dim: 16, trainedOn: 120, fingerprint: learned.model.split('@')[1] });
     // Damage in the body, not the header: the model is still named (status reads only that)…
@@ -91,11 +97,7 @@ describe('BuiltinEmbedder', () => {
   });
 
   it('reads a table of the format before the header named it, with the same model, and rewrites it in the new format', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
-    dirs.push(dir);
-    const tablePath = join(dir, 'builtin-table.bin');
-    const learned = new BuiltinEmbedder(tablePath, 16);
-    await learned.train(corpus(120), 120);
+    const { tablePath, learned } = await learnedTable();
     // The same table as version 1 wrote it: no fingerprint in the header (12 bytes fewer), its own CRC.
     const v2 = readFileSync(tablePath);
     const body = Buffer.concat([v2.subarray(0, 28), v2.subarray(40, v2.length - 4)]);
