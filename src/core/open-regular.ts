@@ -30,19 +30,30 @@ export function readRegularFile(path: string, maxBytes: number): Buffer | undefi
   const opened = openRegularFile(path, maxBytes);
   if (!opened) return undefined;
   try {
-    const bytes = Buffer.alloc(opened.size);
-    let read = 0;
-    while (read < bytes.length) {
-      const n = readSync(opened.fd, bytes, read, bytes.length - read, read);
-      if (n === 0) break;
-      read += n;
-    }
-    return bytes.subarray(0, read);
+    return readAtMost(opened.fd, opened.size, opened.size);
   } catch {
     return undefined;
   } finally {
     closeSync(opened.fd);
   }
+}
+
+/**
+ * Up to `limit` bytes from an open descriptor, from where it stands, however large the file says
+ * it is (`/proc` files say 0) and however short it turns out. Read in pieces of `piece` bytes: a
+ * caller that knows the size passes it, for one read into one buffer.
+ */
+export function readAtMost(fd: number, limit: number, piece = 64 * 1024): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  while (total < limit) {
+    const chunk = Buffer.allocUnsafe(Math.max(1, Math.min(piece, limit - total)));
+    const n = readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+    total += n;
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
 /** The UTF-8 text of a small regular file (see readRegularFile). */

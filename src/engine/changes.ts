@@ -2,9 +2,9 @@ import { readdirSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { gitPaths } from '../core/git-cli.js';
 import type { Tree } from '../index/model.js';
-import { NESTED_IGNORE_FILES } from '../scan/ignore-rules.js';
+import { NESTED_IGNORE_FILES, isNestedIgnoreName } from '../scan/ignore-rules.js';
 import { type RepoScope, controlLocation, isOutsideRoot, parentOf } from '../scan/scope.js';
-import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, walkTree } from '../scan/walker.js';
+import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, controlStat, walkTree } from '../scan/walker.js';
 import type { Catalog } from '../store/backend.js';
 import { errorMessage } from '../core/errors.js';
 import { statIfExists } from '../core/stat.js';
@@ -89,10 +89,10 @@ function controlsUnchanged(scope: RepoScope, catalog: Catalog): boolean {
   if (scope.rootControls.some((control) => !recorded.has(control.path))) return false;
   const roots = new Set(scope.rootControls.map((control) => control.path));
   for (const control of catalog.tree.controls) {
-    const nested = !isOutsideRoot(control.path) && (NESTED_IGNORE_FILES as readonly string[]).includes(control.path.slice(control.path.lastIndexOf('/') + 1));
+    const nested = !isOutsideRoot(control.path) && isNestedIgnoreName(control.path.slice(control.path.lastIndexOf('/') + 1));
     if (!nested && !roots.has(control.path)) return false;
-    const stat = statIfExists(controlLocation(scope.root, control.path));
-    if (!stat ? control.size !== -1 : stat.size !== control.size || stat.mtimeMs !== control.mtimeMs) return false;
+    const now = controlStat(controlLocation(scope.root, control.path), control.path);
+    if (now.size !== control.size || now.mtimeMs !== control.mtimeMs) return false;
   }
   return true;
 }
@@ -141,7 +141,7 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
       continue;
     }
     // An ignore file added to or removed from a folder changes the rules: only a full walk can follow.
-    const ignoreNames = new Set(names.filter((entry) => !entry.isDir && (NESTED_IGNORE_FILES as readonly string[]).includes(entry.name)).map((entry) => entry.name));
+    const ignoreNames = new Set(names.filter((entry) => !entry.isDir && isNestedIgnoreName(entry.name)).map((entry) => entry.name));
     const recorded = controlsByDir.get(dir.path) ?? new Set<string>();
     for (const name of NESTED_IGNORE_FILES) if (ignoreNames.has(name) !== recorded.has(name)) return undefined;
     scope.enter(dir.path, ignoreNames);

@@ -1,5 +1,5 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { unwatchFile, watchFile } from 'node:fs';
+import { type Stats, unwatchFile, watchFile } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { RepodexError, errorMessage } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
@@ -81,7 +81,7 @@ export class RepoWatcher {
   private readonly listeners = new Set<() => void>();
   private lastError: string | undefined;
   /** Control files polled because the watcher does not see them, by absolute path. */
-  private readonly polled = new Map<string, (current: { size: number; mtimeMs: number }, previous: { size: number; mtimeMs: number }) => void>();
+  private readonly polled = new Map<string, (current: Stats, previous: Stats) => void>();
 
   constructor(
     private readonly root: string,
@@ -123,7 +123,7 @@ export class RepoWatcher {
     }
     for (const path of wanted) {
       if (this.polled.has(path)) continue;
-      const listener = (current: { size: number; mtimeMs: number }, previous: { size: number; mtimeMs: number }): void => {
+      const listener = (current: Stats, previous: Stats): void => {
         if (current.size === previous.size && current.mtimeMs === previous.mtimeMs) return;
         this.scope = undefined; // the rules changed: decide later events with the new ones
         this.count(1);

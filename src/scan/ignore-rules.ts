@@ -1,7 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
-import { readRegularFile } from '../core/open-regular.js';
+import { readAtMost, readRegularFile } from '../core/open-regular.js';
 
 /** Folders never walked (SPEC §2): version control, dependencies, build output, caches. */
 export const SKIP_DIRS: ReadonlySet<string> = new Set([
@@ -21,6 +21,11 @@ export const SKIP_FILES: ReadonlySet<string> = new Set([
 
 /** Per-folder ignore file names, read at every level of the walk (nearest wins). */
 export const NESTED_IGNORE_FILES = ['.gitignore', '.ignore'] as const;
+
+/** True for the name of a per-folder ignore file (the last part of a path). */
+export function isNestedIgnoreName(name: string): boolean {
+  return (NESTED_IGNORE_FILES as readonly string[]).includes(name);
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -83,20 +88,6 @@ export function readGitExcludeFile(absolutePath: string, displayPath: string): R
 }
 
 const lenientUtf8 = new TextDecoder('utf-8');
-
-/** Up to `limit` bytes from an open descriptor, however large the file says it is. */
-function readAtMost(fd: number, limit: number): Buffer {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  while (total < limit) {
-    const chunk = Buffer.alloc(Math.min(64 * 1024, limit - total));
-    const n = readSync(fd, chunk, 0, chunk.length, null);
-    if (n === 0) break;
-    chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
-    total += n;
-  }
-  return Buffer.concat(chunks, total);
-}
 
 /** Parse ignore-file bytes; NUL bytes or invalid UTF-8 mean the file is not an ignore file at all. */
 export function parseIgnoreText(bytes: Uint8Array, base: string, displayPath: string): RuleLayer {

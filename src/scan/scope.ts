@@ -5,7 +5,7 @@ import { FileMemo } from '../core/file-memo.js';
 import { type GitEnv, gitExcludes } from '../core/git-config.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import type { Denylist } from '../safety/denylist.js';
-import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, type RuleLayer, isIgnored, layerFromPatterns, readGitExcludeFile, readIgnoreFile } from './ignore-rules.js';
+import { NESTED_IGNORE_FILES, SKIP_DIRS, SKIP_FILES, type RuleLayer, isIgnored, isNestedIgnoreName, layerFromPatterns, readGitExcludeFile, readIgnoreFile } from './ignore-rules.js';
 import { extensionOf } from './language.js';
 
 /**
@@ -183,6 +183,6 @@ export class RepoScope {
 
   /** True when a change to `rel` changes what the scope includes (an ignore file or the config). */
   isControl(rel: string): boolean {
-    return NESTED_IGNORE_FILES.includes(nameOf(rel) as (typeof NESTED_IGNORE_FILES)[number]) || this.rootControls.some((control) => control.path === rel) || rel === `${DATA_DIR_NAME}/config.json`;
+    return isNestedIgnoreName(nameOf(rel)) || this.rootControls.some((control) => control.path === rel) || rel === `${DATA_DIR_NAME}/config.json`;
   }
 }

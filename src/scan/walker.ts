@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Denylist } from '../safety/denylist.js';
-import { NESTED_IGNORE_FILES } from './ignore-rules.js';
+import { isNestedIgnoreName } from './ignore-rules.js';
 import { RepoScope } from './scope.js';
 import { statIfExists } from '../core/stat.js';
 
@@ -77,7 +77,7 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
       errors.push({ path: dirRel || '.', reason: `cannot list folder: ${errorMessage(error)}` });
       return;
     }
-    const ignoreFiles = new Set(entries.filter((entry) => !entry.isDirectory() && (NESTED_IGNORE_FILES as readonly string[]).includes(entry.name)).map((entry) => entry.name));
+    const ignoreFiles = new Set(entries.filter((entry) => !entry.isDirectory() && isNestedIgnoreName(entry.name)).map((entry) => entry.name));
     for (const name of ignoreFiles) {
       const rel = dirRel === '' ? name : `${dirRel}/${name}`;
       controls.push(controlStat(join(dirAbs, name), rel));

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { type Stats, closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isErrnoException } from '../../core/errors.js';
 import { writeFileAtomic } from '../../core/fs-atomic.js';
@@ -46,7 +46,7 @@ export class BuiltinEmbedder implements LearningEmbedder {
    */
   reload(): void {
     const stat = statSync(this.tablePath, { throwIfNoEntry: false });
-    const stamp = stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : '';
+    const stamp = stat ? stampOf(stat) : '';
     if (stamp === this.fileStamp) return;
     this.fileStamp = stamp;
     this.table = undefined;
@@ -120,8 +120,7 @@ export class BuiltinEmbedder implements LearningEmbedder {
     this.fingerprint = table.fingerprint();
     this.trainedOn = trainedOn;
     this.version = 2;
-    const stat = statSync(this.tablePath);
-    this.fileStamp = `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+    this.fileStamp = stampOf(statSync(this.tablePath));
   }
 
   async embed(texts: readonly string[], _kind: EmbedKind): Promise<Float32Array[]> {
@@ -131,6 +130,11 @@ export class BuiltinEmbedder implements LearningEmbedder {
   }
 
   async close(): Promise<void> {}
+}
+
+/** What tells one version of the table file from another: size, mtime, inode. */
+function stampOf(stat: Stats): string {
+  return `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
 }
 
 /** The header of the table file at `path` (see peekTable), or undefined when it cannot be read as one. */
