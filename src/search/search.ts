@@ -106,6 +106,11 @@ function scratchFor(view: IndexView): Scratch {
 
 const fileFilterCache = new WeakMap<IndexView, Map<string, Uint8Array>>();
 
+/** The file filter as a test on docs (undefined: every doc passes), for the vector searches. */
+function docFilter(view: IndexView, allowed: Uint8Array | undefined): ((doc: number) => boolean) | undefined {
+  return allowed ? (doc) => allowed[view.docFile[doc]!] === 1 : undefined;
+}
+
 /** Which files pass the glob, language and test filters, cached per view and filter. */
 function fileFilter(view: IndexView, glob: string | undefined, lang: Language | undefined, excludeTests: boolean): Uint8Array | undefined {
   if (glob === undefined && lang === undefined && !excludeTests) return undefined;
@@ -222,7 +227,7 @@ function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, ra
   const depth = Math.max(FUSION_DEPTH, query.topK * 4);
   const lexical = selectTop(touched, state.count, scores, view.docOrder, depth);
   const lexicalScores = lexical.map((doc) => scores[doc]!);
-  const near = semantic.vectors.nearest(semantic.query, depth, allowed ? (doc) => allowed[view.docFile[doc]!] === 1 : undefined);
+  const near = semantic.vectors.nearest(semantic.query, depth, docFilter(view, allowed));
   const similarity = new Map<number, number>();
   near.docs.forEach((doc, i) => similarity.set(doc, near.sims[i]!));
   // Every touched doc's score is cleared below; vector-only docs join `touched` so they are too.
@@ -254,7 +259,7 @@ const FUSION_DEPTH = 100;
 function searchVectors(view: IndexView, query: SearchQuery, semantic: SemanticQuery, terms: string[]): Promise<SearchOutcome> {
   const allowed = fileFilter(view, query.glob, query.lang, query.excludeTests === true);
   const depth = Math.max(FUSION_DEPTH, query.topK * 8);
-  const near = semantic.vectors.nearest(semantic.query, depth, allowed ? (doc) => allowed[view.docFile[doc]!] === 1 : undefined);
+  const near = semantic.vectors.nearest(semantic.query, depth, docFilter(view, allowed));
   const { scores } = scratchFor(view);
   const candidates = Uint32Array.from(near.docs);
   near.docs.forEach((doc, i) => (scores[doc] = Math.round(near.sims[i]! * 1e6) / 1e6));
