@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import type { OutlineSymbol } from '../src/lang/types.js';
 import { mulberry32 } from '../src/core/prng.js';
-import { Artifact } from '../src/index/format.js';
+import { Artifact, readLayout } from '../src/index/format.js';
 import { type Manifest, decodeManifest } from '../src/index/manifest.js';
 import { Segment } from '../src/index/segment.js';
 
@@ -99,6 +99,23 @@ export function readIndex(root: string): IndexOnDisk {
   const manifest = decodeManifest(Artifact.fromBuffer(meta.manifest.name, 'GENR', manifestBytes));
   const segments = manifest.segments.map((ref) => ({ name: ref.name, bytes: readFileSync(join(dataDir, ref.name)) }));
   return { meta, manifestBytes, manifest, segments };
+}
+
+/**
+ * Sections that record a file's or folder's ctime and inode: no user-space call can set those, so
+ * two copies of one tree differ there and only there.
+ */
+export const MACHINE_STAT_SECTIONS = ['CTIM', 'INOD', 'DIRC', 'CTLC'] as const;
+
+/**
+ * An artifact's sections in file order (tag, bytes), checked, without the ctime and inode sections
+ * (and, in a manifest, the segments' header checksums, which cover theirs).
+ */
+export function portableSections(name: string, kind: 'SEGM' | 'GENR', bytes: Buffer): [string, string][] {
+  const artifact = Artifact.fromBuffer(name, kind, bytes);
+  const tags = readLayout(name, kind, bytes.length, (offset, length) => bytes.subarray(offset, offset + length)).entries.map((entry) => entry.tag);
+  const machine: readonly string[] = kind === 'GENR' ? [...MACHINE_STAT_SECTIONS, 'SEGH'] : MACHINE_STAT_SECTIONS;
+  return tags.filter((tag) => !machine.includes(tag)).map((tag) => [tag, Buffer.from(artifact.bytes(tag)).toString('base64')]);
 }
 
 /** meta.json without its volatile fields, as text (key order kept). */

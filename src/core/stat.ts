@@ -30,3 +30,25 @@ export function statIfExistsNs(path: string): BigIntStats | undefined {
 export function lstatIfExists(path: string): Stats | undefined {
   return unlessGone(() => lstatSync(path, { throwIfNoEntry: false }));
 }
+
+/**
+ * What change detection compares for a file: size and mtime, plus ctime and inode as git does. A
+ * same-size edit whose mtime was put back (`cp -p`, `rsync -a`, `tar x`, `touch -r`) still moves
+ * ctime, which no user-space call can set; a file replaced by another gets another inode.
+ */
+export interface FileStamp {
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+  readonly ino: number;
+}
+
+/** The stamp of a stat. */
+export function stampOf(stat: Stats): FileStamp {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
+}
+
+/** True when two stamps say the file is unchanged. */
+export function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
+}

@@ -14,8 +14,10 @@ export const TOOL_VERSION: string = packageJson.version;
  *       (seg-N.rpdx) with per-file tombstones; the TOC moved to the end of each file and every
  *       section, the TOC and the header carry their own CRC-32; chunk ids are stable, stored per
  *       chunk (CIDS); the parse cache (parse-cache.rpdx).
+ *   4 — files carry ctime and inode beside size and mtime (CTIM, INOD), folders and ignore files
+ *       their ctime (DIRC, CTLC): a same-size edit whose mtime was put back is seen.
  */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 
 /**
  * Version of the rules that decide what the index contains: tokenizer, chunkers, field terms,

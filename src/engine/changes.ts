@@ -4,17 +4,17 @@ import { gitPaths } from '../core/git-cli.js';
 import type { Tree } from '../index/model.js';
 import { NESTED_IGNORE_FILES, isNestedIgnoreName } from '../scan/ignore-rules.js';
 import { type RepoScope, controlLocation, isOutsideRoot, parentOf } from '../scan/scope.js';
-import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, controlStat, walkTree } from '../scan/walker.js';
+import { type Candidate, type ControlFile, type SoftError, type WalkedDir, byPath, controlStat, sameControl, walkTree } from '../scan/walker.js';
 import type { Catalog } from '../store/backend.js';
 import { errorMessage } from '../core/errors.js';
-import { statIfExists } from '../core/stat.js';
+import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
 
 /** How a file differs from the index. */
 export type ChangeKind = 'added' | 'modified' | 'removed';
 
 /** How the working tree differs from a generation's catalog. */
 export interface Changes {
-  /** Files to read: new ones and catalogued ones whose size or mtime changed, with their stat, by path. */
+  /** Files to read: new ones and catalogued ones whose stat changed (size, mtime, ctime or inode), with their stat, by path. */
   readonly changed: readonly Candidate[];
   /** Catalogued paths that are gone (or no longer files). */
   readonly removed: readonly string[];
@@ -67,7 +67,7 @@ export function walkChanges(scope: RepoScope, catalog: Catalog | undefined): Cha
       removed.push(indexedPath!);
       j++;
     } else {
-      if (file.size !== catalog!.size(j) || file.mtimeMs !== catalog!.mtimeMs(j)) {
+      if (!sameStamp(file, catalog!.stamp(j))) {
         changed.push(file);
         modified++;
       } else unchanged++;
@@ -82,7 +82,7 @@ export function walkChanges(scope: RepoScope, catalog: Catalog | undefined): Cha
  * True when the rules are as the generation recorded them: the scope consults the same files
  * outside the walk (a different set — another HOME, another git config, an index from a version
  * that consulted fewer — changes the rules as surely as an edit), and every recorded ignore or
- * config file still has its recorded size and mtime.
+ * config file still has its recorded size, mtime and ctime.
  */
 function controlsUnchanged(scope: RepoScope, catalog: Catalog): boolean {
   const recorded = new Set(catalog.tree.controls.map((control) => control.path));
@@ -91,15 +91,14 @@ function controlsUnchanged(scope: RepoScope, catalog: Catalog): boolean {
   for (const control of catalog.tree.controls) {
     const nested = !isOutsideRoot(control.path) && isNestedIgnoreName(control.path.slice(control.path.lastIndexOf('/') + 1));
     if (!nested && !roots.has(control.path)) return false;
-    const now = controlStat(controlLocation(scope.root, control.path), control.path);
-    if (now.size !== control.size || now.mtimeMs !== control.mtimeMs) return false;
+    if (!sameControl(controlStat(controlLocation(scope.root, control.path), control.path), control)) return false;
   }
   return true;
 }
 
 /**
  * Find what changed since a generation from stats, without walking the tree: every catalogued
- * file is stat-ed (content edits change size or mtime), and only folders whose mtime changed are
+ * file is stat-ed (content edits change size, mtime or ctime), and only folders whose times changed are
  * listed again (adding, removing or renaming an entry changes its folder's mtime); a new folder
  * is walked. Returns undefined when an ignore file changed: the rules themselves differ then, and
  * only a full walk (`walkChanges`) can say what is in scope.
@@ -126,8 +125,8 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
   for (const dir of catalog.tree.dirs) {
     const stat = statIfExists(dir.path === '' ? root : prefix + dir.path);
     if (!stat?.isDirectory()) continue; // gone: its catalogued files fail their stat below
-    dirs.push({ path: dir.path, mtimeMs: stat.mtimeMs });
-    if (stat.mtimeMs === dir.mtimeMs) continue;
+    dirs.push({ path: dir.path, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs });
+    if (stat.mtimeMs === dir.mtimeMs && stat.ctimeMs === dir.ctimeMs) continue;
     let names: { name: string; isDir: boolean; isFile: boolean; isLink: boolean }[];
     try {
       names = readdirSync(dir.path === '' ? root : prefix + dir.path, { withFileTypes: true }).map((entry) => ({
@@ -161,7 +160,7 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
       if (!entry.isFile || catalog.find(rel) >= 0 || !scope.includesFile(rel)) continue;
       const fileStat = statIfExists(prefix + rel);
       if (!fileStat) continue; // removed again while we looked
-      changed.push({ path: rel, size: fileStat.size, mtimeMs: fileStat.mtimeMs });
+      changed.push({ path: rel, ...stampOf(fileStat) });
       added++;
     }
   }
@@ -173,8 +172,8 @@ export function statChanges(scope: RepoScope, catalog: Catalog): Changes | undef
     const stat = statIfExists(prefix + path);
     if (!stat?.isFile()) {
       removed.push(path);
-    } else if (stat.size !== catalog.size(i) || stat.mtimeMs !== catalog.mtimeMs(i)) {
-      changed.push({ path, size: stat.size, mtimeMs: stat.mtimeMs });
+    } else if (!sameStamp(stampOf(stat), catalog.stamp(i))) {
+      changed.push({ path, ...stampOf(stat) });
       modified++;
     } else unchanged++;
   }
@@ -239,12 +238,12 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
     const stat = statIfExists(prefix + path);
     if (at >= 0) {
       if (!stat?.isFile()) removed.push(path);
-      else if (stat.size !== catalog.size(at) || stat.mtimeMs !== catalog.mtimeMs(at)) {
-        changed.push({ path, size: stat.size, mtimeMs: stat.mtimeMs });
+      else if (!sameStamp(stampOf(stat), catalog.stamp(at))) {
+        changed.push({ path, ...stampOf(stat) });
         modified++;
       }
     } else if (stat?.isFile() && scope.includesFile(path)) {
-      changed.push({ path, size: stat.size, mtimeMs: stat.mtimeMs });
+      changed.push({ path, ...stampOf(stat) });
       added++;
       for (let dir = parentOf(path); dir !== '' && !knownDirs.has(dir); dir = parentOf(dir)) newDirs.add(dir);
     }
@@ -252,7 +251,7 @@ export function gitChanges(scope: RepoScope, catalog: Catalog, commit: string): 
   const dirs: WalkedDir[] = [];
   for (const dir of [...catalog.tree.dirs.map((d) => d.path), ...newDirs]) {
     const stat = statIfExists(dir === '' ? root : prefix + dir);
-    if (stat?.isDirectory()) dirs.push({ path: dir, mtimeMs: stat.mtimeMs });
+    if (stat?.isDirectory()) dirs.push({ path: dir, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs });
   }
   dirs.sort(byPath);
   const changes: Changes = {

@@ -4,7 +4,7 @@ import { type Language, languageOf } from '../scan/language.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
 import { readLimitsOf, readRepoFile } from './read-file.js';
-import { statIfExists } from '../core/stat.js';
+import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
 
 /** The answer to `outline`: a file's declarations, or why it could not be read. */
 export type OutlineReport =
@@ -35,7 +35,7 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
   if (view && fileId >= 0) {
     const record = view.fileRecord(fileId);
     const stat = statIfExists(checked.absolute);
-    if (record.state === 'indexed' && stat && stat.size === record.size && stat.mtimeMs === record.mtimeMs) {
+    if (record.state === 'indexed' && stat && sameStamp(stampOf(stat), record)) {
       const stored = await view.outline(fileId);
       // Only a parsed file's stored outline is complete; others (e.g. too large to parse at sync) are parsed now.
       if (stored.fallback === null) return { path: checked.path, language, parsed: true, source: 'index', symbols: stored.symbols, blocked: false };

@@ -242,7 +242,7 @@ export async function* runSync(
       delete pending[i];
       const { candidate } = prepared;
       const language = languageOf(candidate.path);
-      const record = { path: candidate.path, size: candidate.size, mtimeMs: candidate.mtimeMs, state: prepared.state, language, contentHash: prepared.contentHash };
+      const record = { ...candidate, state: prepared.state, language, contentHash: prepared.contentHash };
       if (prepared.state !== 'indexed' || !prepared.outcome || prepared.text === undefined) {
         skipped[prepared.state] = (skipped[prepared.state] ?? 0) + 1;
         if (prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
@@ -433,7 +433,7 @@ function withHistoryChanges(changes: Changes, catalog: Catalog, paths: readonly 
   for (const path of paths) {
     const i = catalog.find(path);
     if (i < 0 || already.has(path) || removed.has(path) || catalog.record(i).state !== 'indexed') continue;
-    extra.push({ path, size: catalog.size(i), mtimeMs: catalog.mtimeMs(i) });
+    extra.push({ path, ...catalog.stamp(i) });
   }
   if (extra.length === 0) return changes;
   const changed = [...changes.changed, ...extra].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -124,7 +124,7 @@ export class RepoWatcher {
     for (const path of wanted) {
       if (this.polled.has(path)) continue;
       const listener = (current: Stats, previous: Stats): void => {
-        if (current.size === previous.size && current.mtimeMs === previous.mtimeMs) return;
+        if (current.size === previous.size && current.mtimeMs === previous.mtimeMs && current.ctimeMs === previous.ctimeMs) return;
         this.scope = undefined; // the rules changed: decide later events with the new ones
         this.count(1);
         this.refreshScope();

@@ -10,7 +10,7 @@ import type { Tree } from './model.js';
  *
  *   SEGN segment file names, SEGL their lengths, SEGH their header checksums (binds the manifest
  *        to the exact files); TOFF/TOMB dead local file numbers per segment (offsets, values);
- *   DIRP/DIRM listed folders and their mtimes; CTLP/CTLS/CTLM ignore files and their stat;
+ *   DIRP/DIRM/DIRC listed folders and their mtimes and ctimes; CTLP/CTLS/CTLM/CTLC ignore files and their stat;
  *   GDRT paths whose working-tree content differed from the indexed commit at sync time
  *        (present only when recorded: what lets the next sync ask git instead of stat).
  */
@@ -50,9 +50,11 @@ export function encodeManifest(manifest: Manifest): Section[] {
     { tag: 'TOMB', bytes: leBytes(Uint32Array.from(values)) },
     { tag: 'DIRP', bytes: StringTable.encode(dirs.map((dir) => dir.path)) },
     { tag: 'DIRM', bytes: leBytes(Float64Array.from(dirs, (dir) => dir.mtimeMs)) },
+    { tag: 'DIRC', bytes: leBytes(Float64Array.from(dirs, (dir) => dir.ctimeMs)) },
     { tag: 'CTLP', bytes: StringTable.encode(controls.map((control) => control.path)) },
     { tag: 'CTLS', bytes: leBytes(Float64Array.from(controls, (control) => control.size)) },
     { tag: 'CTLM', bytes: leBytes(Float64Array.from(controls, (control) => control.mtimeMs)) },
+    { tag: 'CTLC', bytes: leBytes(Float64Array.from(controls, (control) => control.ctimeMs)) },
   ];
   if (manifest.gitDirty) sections.push({ tag: 'GDRT', bytes: StringTable.encode(manifest.gitDirty) });
   return sections;
@@ -80,12 +82,20 @@ export function decodeManifest(artifact: Artifact): Manifest {
   }
   const dirPaths = artifact.strings('DIRP');
   const dirMtimes = artifact.f64('DIRM');
+  const dirCtimes = artifact.f64('DIRC');
   const controlPaths = artifact.strings('CTLP');
   const controlSizes = artifact.f64('CTLS');
   const controlMtimes = artifact.f64('CTLM');
-  if (dirMtimes.length !== dirPaths.count || controlSizes.length !== controlPaths.count || controlMtimes.length !== controlPaths.count) throw damaged('tree table is damaged');
-  const dirs: WalkedDir[] = Array.from({ length: dirPaths.count }, (_, i) => ({ path: dirPaths.get(i), mtimeMs: dirMtimes[i]! }));
-  const controls: ControlFile[] = Array.from({ length: controlPaths.count }, (_, i) => ({ path: controlPaths.get(i), size: controlSizes[i]!, mtimeMs: controlMtimes[i]! }));
+  const controlCtimes = artifact.f64('CTLC');
+  if (dirMtimes.length !== dirPaths.count || dirCtimes.length !== dirPaths.count) throw damaged('tree table is damaged');
+  if ([controlSizes, controlMtimes, controlCtimes].some((column) => column.length !== controlPaths.count)) throw damaged('tree table is damaged');
+  const dirs: WalkedDir[] = Array.from({ length: dirPaths.count }, (_, i) => ({ path: dirPaths.get(i), mtimeMs: dirMtimes[i]!, ctimeMs: dirCtimes[i]! }));
+  const controls: ControlFile[] = Array.from({ length: controlPaths.count }, (_, i) => ({
+    path: controlPaths.get(i),
+    size: controlSizes[i]!,
+    mtimeMs: controlMtimes[i]!,
+    ctimeMs: controlCtimes[i]!,
+  }));
   let gitDirty: string[] | null = null;
   if (artifact.has('GDRT')) {
     const table = artifact.strings('GDRT');

@@ -1,6 +1,7 @@
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
+import type { FileStamp } from '../core/stat.js';
 import type { ControlFile, WalkedDir } from '../scan/walker.js';
 
 /** What happened to a candidate file at sync time; only `indexed` files have chunks. */
@@ -12,11 +13,9 @@ export type FileState = (typeof FILE_STATES)[number];
 /** sha256 of nothing-read: the content hash of a file that was not read (skipped before reading). */
 export const NO_CONTENT_HASH = '0'.repeat(64);
 
-/** One catalogued file: every candidate the walk found, indexed or skipped with a reason. */
-export interface FileRecord {
+/** One catalogued file: every candidate the walk found, indexed or skipped with a reason, with the stat change detection compares. */
+export interface FileRecord extends FileStamp {
   readonly path: string;
-  readonly size: number;
-  readonly mtimeMs: number;
   readonly state: FileState;
   readonly language: Language;
   /** sha256 of the normalized text, hex; NO_CONTENT_HASH when the file was not read. */

@@ -20,7 +20,7 @@ function symbol(name: string, start: number, end: number): OutlineSymbol {
 /** A file of `texts.length` chunks, one line each. */
 function file(path: string, texts: readonly string[], firstId: number): NewFile {
   return {
-    record: { path, size: 100, mtimeMs: 1_700_000_000_000.5, state: 'indexed', language: 'typescript', contentHash: 'ab'.repeat(32) },
+    record: { path, size: 100, mtimeMs: 1_700_000_000_000.5, ctimeMs: 1_700_000_000_001.25, ino: 4242, state: 'indexed', language: 'typescript', contentHash: 'ab'.repeat(32) },
     chunks: texts.map((text, i) => ({
       id: firstId + i,
       startLine: i + 1,
@@ -45,14 +45,14 @@ function build(files: readonly NewFile[]): Segment {
 describe('segments', () => {
   it('round-trip files, chunks, stable ids, outlines and skipped files', () => {
     const skipped: NewFile = {
-      record: { path: 'b/big.bin.ts', size: 9, mtimeMs: 2, state: 'too-large', language: 'typescript', contentHash: NO_CONTENT_HASH },
+      record: { path: 'b/big.bin.ts', size: 9, mtimeMs: 2, ctimeMs: 3, ino: 7, state: 'too-large', language: 'typescript', contentHash: NO_CONTENT_HASH },
       chunks: [],
       symbols: [],
       fallback: 'no-adapter',
     };
     const segment = build([file('a.ts', ['alpha beta', 'gamma'], 4_000_000_000), skipped]);
     expect(segment.files.count).toBe(2);
-    expect(segment.files.record(0)).toEqual({ path: 'a.ts', size: 100, mtimeMs: 1_700_000_000_000.5, state: 'indexed', language: 'typescript', contentHash: 'ab'.repeat(32), chunkCount: 2 });
+    expect(segment.files.record(0)).toEqual({ path: 'a.ts', size: 100, mtimeMs: 1_700_000_000_000.5, ctimeMs: 1_700_000_000_001.25, ino: 4242, state: 'indexed', language: 'typescript', contentHash: 'ab'.repeat(32), chunkCount: 2 });
     expect(segment.files.record(1)).toMatchObject({ path: 'b/big.bin.ts', state: 'too-large', chunkCount: 0, contentHash: NO_CONTENT_HASH });
     expect([...segment.chunks.ids]).toEqual([4_000_000_000, 4_000_000_001]);
     expect(segment.chunks.stored(1)).toMatchObject({ startLine: 2, endLine: 2, tokens: 1, snippet: 'gamma', symbol: '' });

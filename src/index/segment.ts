@@ -15,7 +15,7 @@ import { PostingsBuilder, decodePostings } from './postings-builder.js';
  * line order; chunk numbers are local to the segment. Sections come in groups, in file order, so a
  * reader loads only the groups it uses:
  *
- *   files    PATH paths, SIZE/MTIM stat, STAT state, LANG language, CHNK first chunk per file
+ *   files    PATH paths, SIZE/MTIM/CTIM/INOD stat, STAT state, LANG language, CHNK first chunk per file
  *            (count + 1), HASH content sha256
  *   chunks   CIDS stable chunk ids, LINE start/end, TLEN token count, CHSH chunk sha256,
  *            SNIP snippet, SYMP symbol path
@@ -27,7 +27,7 @@ import { PostingsBuilder, decodePostings } from './postings-builder.js';
  */
 export const SEGMENT_KIND = 'SEGM';
 
-const FILE_SECTIONS = ['PATH', 'SIZE', 'MTIM', 'STAT', 'LANG', 'CHNK', 'HASH'] as const;
+const FILE_SECTIONS = ['PATH', 'SIZE', 'MTIM', 'CTIM', 'INOD', 'STAT', 'LANG', 'CHNK', 'HASH'] as const;
 const CHUNK_SECTIONS = ['CIDS', 'LINE', 'TLEN', 'CHSH', 'SNIP', 'SYMP'] as const;
 const TERM_SECTIONS = ['TERM', 'DF  ', 'POFF', 'POST'] as const;
 const SYMBOL_SECTIONS = ['SFIL', 'SFBK', 'SLIN', 'SFLG', 'KIND', 'NAME', 'SIGN', 'DOCS', 'PRNT', 'CTXT'] as const;
@@ -60,6 +60,8 @@ export class SegmentBuilder {
   private readonly paths: string[] = [];
   private readonly sizes: number[] = [];
   private readonly mtimes: number[] = [];
+  private readonly ctimes: number[] = [];
+  private readonly inodes: number[] = [];
   private readonly states: number[] = [];
   private readonly languages: number[] = [];
   private readonly contentHashes: string[] = [];
@@ -108,6 +110,8 @@ export class SegmentBuilder {
     this.paths.push(record.path);
     this.sizes.push(record.size);
     this.mtimes.push(record.mtimeMs);
+    this.ctimes.push(record.ctimeMs);
+    this.inodes.push(record.ino);
     this.states.push(FILE_STATES.indexOf(record.state));
     this.languages.push(languageCode(record.language));
     this.contentHashes.push(record.contentHash);
@@ -162,6 +166,8 @@ export class SegmentBuilder {
     writer.add('PATH', StringTable.encode(this.paths));
     writer.add('SIZE', leBytes(Float64Array.from(this.sizes)));
     writer.add('MTIM', leBytes(Float64Array.from(this.mtimes)));
+    writer.add('CTIM', leBytes(Float64Array.from(this.ctimes)));
+    writer.add('INOD', leBytes(Float64Array.from(this.inodes)));
     writer.add('STAT', Uint8Array.from(this.states));
     writer.add('LANG', Uint8Array.from(this.languages));
     writer.add('CHNK', leBytes(this.chunkStart.view()));
@@ -191,6 +197,8 @@ export class SegmentFiles {
   readonly paths: StringTable;
   readonly sizes: Float64Array;
   readonly mtimes: Float64Array;
+  readonly ctimes: Float64Array;
+  readonly inodes: Float64Array;
   readonly states: Uint8Array;
   readonly languages: Uint8Array;
   /** First local chunk of each file (count + 1 entries). */
@@ -202,12 +210,15 @@ export class SegmentFiles {
     this.count = this.paths.count;
     this.sizes = artifact.f64('SIZE');
     this.mtimes = artifact.f64('MTIM');
+    this.ctimes = artifact.f64('CTIM');
+    this.inodes = artifact.f64('INOD');
     this.states = artifact.bytes('STAT');
     this.languages = artifact.bytes('LANG');
     this.chunkStart = artifact.u32('CHNK');
     this.hashes = artifact.bytes('HASH');
     const name = artifact.name;
-    if (this.sizes.length !== this.count || this.mtimes.length !== this.count || this.states.length !== this.count || this.languages.length !== this.count) {
+    const columns = [this.sizes, this.mtimes, this.ctimes, this.inodes, this.states, this.languages];
+    if (columns.some((column) => column.length !== this.count)) {
       throw new RepodexError('INDEX_CORRUPT', `${name}: file columns disagree on the file count`);
     }
     if (this.chunkStart.length !== this.count + 1 || this.hashes.length !== this.count * 32) throw new RepodexError('INDEX_CORRUPT', `${name}: file chunk table is damaged`);
@@ -231,6 +242,8 @@ export class SegmentFiles {
       path: this.paths.get(i),
       size: this.sizes[i]!,
       mtimeMs: this.mtimes[i]!,
+      ctimeMs: this.ctimes[i]!,
+      ino: this.inodes[i]!,
       state: this.state(i),
       language: this.language(i),
       contentHash: this.contentHash(i),

@@ -5,14 +5,12 @@ import { errorMessage } from '../core/errors.js';
 import type { Denylist } from '../safety/denylist.js';
 import { isNestedIgnoreName } from './ignore-rules.js';
 import { RepoScope } from './scope.js';
-import { statIfExists } from '../core/stat.js';
+import { type FileStamp, stampOf, statIfExists } from '../core/stat.js';
 
 /** A file the walk selected for indexing, with the stat that dirty checks compare. */
-export interface Candidate {
+export interface Candidate extends FileStamp {
   /** Repository-relative path with `/` separators. */
   readonly path: string;
-  readonly size: number;
-  readonly mtimeMs: number;
 }
 
 /** A problem with one path that did not stop the walk. */
@@ -21,10 +19,15 @@ export interface SoftError {
   readonly reason: string;
 }
 
-/** A folder the walk listed, with its mtime: unchanged mtimes mean unchanged listings. */
+/**
+ * A folder the walk listed, with its mtime and ctime: unchanged times mean an unchanged listing
+ * (adding, removing or renaming an entry moves both; putting the mtime back, as `rsync -a` does
+ * after filling a folder, still moves the ctime).
+ */
 export interface WalkedDir {
   readonly path: string;
   readonly mtimeMs: number;
+  readonly ctimeMs: number;
 }
 
 /** An ignore or git config file that shaped the walk (see controlLocation); `size` is -1 when it did not exist. */
@@ -32,6 +35,12 @@ export interface ControlFile {
   readonly path: string;
   readonly size: number;
   readonly mtimeMs: number;
+  readonly ctimeMs: number;
+}
+
+/** True when a control file's recorded stat still holds. */
+export function sameControl(a: ControlFile, b: ControlFile): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 }
 
 /** Everything the walk found: candidates sorted by path, the folders and ignore files behind it, and soft errors. */
@@ -69,7 +78,7 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
     const dirAbs = dirRel === '' ? root : join(root, dirRel);
     // Stat before listing: a change during the listing then shows up as a newer mtime later.
     const dirStat = statOrError(dirAbs, dirRel || '.', errors);
-    if (dirStat) dirs.push({ path: dirRel, mtimeMs: dirStat.mtimeMs });
+    if (dirStat) dirs.push({ path: dirRel, mtimeMs: dirStat.mtimeMs, ctimeMs: dirStat.ctimeMs });
     let entries: Dirent[];
     try {
       entries = readdirSync(dirAbs, { withFileTypes: true });
@@ -94,7 +103,7 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
       }
       if (!entry.isFile() || !scope.includesFile(rel)) continue;
       const stat = statOrError(join(dirAbs, entry.name), rel, errors);
-      if (stat) files.push({ path: rel, size: stat.size, mtimeMs: stat.mtimeMs });
+      if (stat) files.push({ path: rel, ...stat });
     }
   };
 
@@ -108,13 +117,12 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
 /** The stat an ignore file is recorded with (size -1 when it does not exist). */
 export function controlStat(absolute: string, rel: string): ControlFile {
   const stat = statIfExists(absolute);
-  return stat ? { path: rel, size: stat.size, mtimeMs: stat.mtimeMs } : { path: rel, size: -1, mtimeMs: 0 };
+  return stat ? { path: rel, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs } : { path: rel, size: -1, mtimeMs: 0, ctimeMs: 0 };
 }
 
-function statOrError(absolute: string, rel: string, errors: SoftError[]): { size: number; mtimeMs: number } | undefined {
+function statOrError(absolute: string, rel: string, errors: SoftError[]): FileStamp | undefined {
   try {
-    const stat = statSync(absolute);
-    return { size: stat.size, mtimeMs: stat.mtimeMs };
+    return stampOf(statSync(absolute));
   } catch (error) {
     errors.push({ path: rel, reason: `cannot stat: ${errorMessage(error)}` });
     return undefined;

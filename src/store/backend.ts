@@ -1,4 +1,5 @@
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
+import type { FileStamp } from '../core/stat.js';
 import type { ChunkRecord, CorpusStats, FileRecord, NewFile, PostingList, Tree } from '../index/model.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
@@ -48,8 +49,8 @@ export interface Catalog {
   readonly count: number;
   readonly tree: Tree;
   path(i: number): string;
-  size(i: number): number;
-  mtimeMs(i: number): number;
+  /** The stat entry `i` was indexed with (what change detection compares). */
+  stamp(i: number): FileStamp;
   /** The whole record of entry `i`. */
   record(i: number): FileRecord;
   /** Entry index of a path, or -1. */

@@ -1,7 +1,7 @@
 import { cpSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { capitalize, makeRepo, pick, prng, readIndex, tempDir } from '../../../test/helpers.js';
+import { capitalize, makeRepo, pick, portableSections, prng, readIndex, tempDir } from '../../../test/helpers.js';
 import { createEngine } from '../../compose.js';
 
 // The embedded store's own promises, beyond what every store promises (test/conformance): a
@@ -50,6 +50,7 @@ describe('the embedded store', () => {
     cpSync(root, copy, { recursive: true, preserveTimestamps: true, filter: (source) => !source.includes('.repodex') });
     await createEngine({ root: copy }).sync();
     const fresh = readIndex(copy);
-    expect(merged.segments[0]!.bytes.equals(fresh.segments[0]!.bytes)).toBe(true);
+    // Byte for byte, but for the ctimes and inodes a copy cannot share.
+    expect(portableSections('fresh', 'SEGM', fresh.segments[0]!.bytes)).toEqual(portableSections('merged', 'SEGM', merged.segments[0]!.bytes));
   });
 });

@@ -205,13 +205,9 @@ export class FsIndexView implements IndexView {
       tree: this.manifest.tree,
       gitDirty: this.manifest.gitDirty,
       path: (i) => this.filePath(order[i]!),
-      size: (i) => {
+      stamp: (i) => {
         const { files, row } = this.columnsOf(order[i]!);
-        return files.sizes[row]!;
-      },
-      mtimeMs: (i) => {
-        const { files, row } = this.columnsOf(order[i]!);
-        return files.mtimes[row]!;
+        return { size: files.sizes[row]!, mtimeMs: files.mtimes[row]!, ctimeMs: files.ctimes[row]!, ino: files.inodes[row]! };
       },
       record: (i) => this.fileRecord(order[i]!),
       find: (path) => this.findPosition(path),
