@@ -52,13 +52,18 @@ function channel(script: string | URL, root: string): Channel {
     async run(job, signal) {
       const target = await start();
       if (pending) throw new RepodexError('INTERNAL', 'the worker is already running a job');
-      return new Promise<SyncJobResult>((resolve, reject) => {
-        pending = { resolve, reject };
-        const abort = (): void => target.postMessage({ type: 'abort' });
-        signal?.addEventListener('abort', abort, { once: true });
-        target.ref();
-        target.postMessage(job);
-      });
+      const abort = (): void => target.postMessage({ type: 'abort' });
+      // One listener per job, removed when it ends: a watch loop hands every sync the same signal.
+      signal?.addEventListener('abort', abort, { once: true });
+      try {
+        return await new Promise<SyncJobResult>((resolve, reject) => {
+          pending = { resolve, reject };
+          target.ref();
+          target.postMessage(job);
+        });
+      } finally {
+        signal?.removeEventListener('abort', abort);
+      }
     },
     async close() {
       const target = worker;
