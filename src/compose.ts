@@ -6,7 +6,7 @@ import type { LimitOverrides } from './core/limits.js';
 import { loadContext } from './engine/context.js';
 import { Engine } from './engine/engine.js';
 import type { SyncSummary } from './engine/sync.js';
-import { RepoWatcher, WatchLoop, WatchProbe, parcelSubscribe } from './engine/watch.js';
+import { RepoWatcher, WatchLoop, WatchProbe } from './engine/watch.js';
 import { workerRunner } from './engine/worker-runner.js';
 import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
 import type { IndexStore } from './store/backend.js';
@@ -103,13 +103,13 @@ export interface ServerEngine {
   close(): Promise<void>;
 }
 
-/** Compose a server's engine: a watcher (parcel) feeding a freshness probe, and a worker-thread sync runner. */
+/** Compose a server's engine: a file watcher feeding a freshness probe, and a worker-thread sync runner. */
 export async function createServerEngine(options: ComposeOptions = {}): Promise<ServerEngine> {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
   const store = createStore(root);
   // .repodex/ is created before watching starts, so creating it is not a change to re-index.
   new Engine(root, store, { autoIndex: false }).init();
-  const watcher = new RepoWatcher(root, parcelSubscribe);
+  const watcher = new RepoWatcher(root);
   let watchProblem: string | undefined;
   try {
     await watcher.start();

@@ -1,7 +1,7 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { type Stats, unwatchFile, watchFile } from 'node:fs';
-import { relative, sep } from 'node:path';
-import { RepodexError, errorMessage } from '../core/errors.js';
+import { type Stats, readdirSync, rmSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import { SKIP_DIRS } from '../scan/ignore-rules.js';
 import { RepoScope, isOutsideRoot } from '../scan/scope.js';
@@ -11,23 +11,33 @@ import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type ChangeProbe, statProbe } from './probe.js';
 import { lstatIfExists } from '../core/stat.js';
+import { FolderWatch } from './folder-watch.js';
 
-/** The events a watcher backend delivers: paths (absolute) created, updated or deleted. */
+/** The events a watcher backend delivers: the absolute path of something created, changed or removed. */
 export interface WatchEvent {
-  readonly type: 'create' | 'update' | 'delete';
   readonly path: string;
 }
 
 /** A live subscription to file events under a root. */
 export interface Subscription {
   unsubscribe(): Promise<void>;
+  /** The rules changed: start watching the folders they now include (backends that watch per folder). */
+  rescan?(): void;
 }
 
-/** Starts subscriptions (the @parcel/watcher backend by default; tests may pass another). */
-export type Subscribe = (root: string, onEvents: (events: readonly WatchEvent[]) => void, onError: (error: Error) => void, ignore: readonly string[]) => Promise<Subscription>;
+/** What a backend is asked to watch. */
+export interface SubscribeOptions {
+  /** Globs of folders no watcher needs to see, at any depth (for backends that take globs). */
+  readonly ignore: readonly string[];
+  /** Whether folder `rel` (`''` = the root) is watched (for backends that watch folder by folder). */
+  readonly watchesDir: (rel: string) => boolean;
+}
 
-/** @parcel/watcher: native recursive watching (inotify, FSEvents, ReadDirectoryChangesW); never follows symlinks. */
-export const parcelSubscribe: Subscribe = async (root, onEvents, onError, ignore) => {
+/** Starts subscriptions (one folder watch per folder on Linux, @parcel/watcher elsewhere; tests may pass another). */
+export type Subscribe = (root: string, onEvents: (events: readonly WatchEvent[]) => void, onError: (error: Error) => void, options: SubscribeOptions) => Promise<Subscription>;
+
+/** @parcel/watcher: native recursive watching (FSEvents, ReadDirectoryChangesW, inotify); never follows symlinks. Batches events for ~50 ms. */
+export const parcelSubscribe: Subscribe = async (root, onEvents, onError, options) => {
   let watcher: typeof ParcelWatcher;
   try {
     watcher = (await import('@parcel/watcher')).default;
@@ -41,12 +51,31 @@ export const parcelSubscribe: Subscribe = async (root, onEvents, onError, ignore
         if (error) onError(error);
         else onEvents(events);
       },
-      { ignore: [...ignore] },
+      { ignore: [...options.ignore] },
     );
   } catch (error) {
     throw new RepodexError('WATCH_UNAVAILABLE', `cannot watch ${root}: ${errorMessage(error)} (on Linux, raise fs.inotify.max_user_watches)`);
   }
 };
+
+/**
+ * Node's own watcher, one folder at a time (see FolderWatch): on Linux every event arrives in
+ * order on the next turn of the event loop, so a cookie proves within a tenth of a millisecond
+ * that every earlier change was seen (parcel holds events back up to 50 ms).
+ */
+export const folderSubscribe: Subscribe = async (root, onEvents, onError, options) => {
+  const watch = new FolderWatch(root, { watchesDir: options.watchesDir, onEvent: (event) => onEvents([event]), onError });
+  watch.start();
+  return {
+    async unsubscribe() {
+      watch.close();
+    },
+    rescan: () => watch.rescan(),
+  };
+};
+
+/** The backend for this platform: folder watches where they deliver in order at once (Linux), parcel elsewhere. */
+export const defaultSubscribe: Subscribe = process.platform === 'linux' ? folderSubscribe : parcelSubscribe;
 
 /**
  * The folders no watcher needs to see, at any depth: version control and the built-in skip
@@ -65,12 +94,26 @@ function ignoredFolders(): string[] {
  */
 const CONTROL_POLL_MS = 1000;
 
+/** Cookie files (see syncToNow) are `.repodex/.cookie-<pid>-<n>`: the pid lets a later process sweep a killed one's. */
+const COOKIE_PREFIX = '.cookie-';
+const COOKIE_NAME = /^\.cookie-(\d+)-\d+$/;
+
+/** How long a cookie may take to come back before a request checks stats instead. */
+const COOKIE_TIMEOUT_MS = 500;
+
+/**
+ * More raw events than this since the last check (a branch switch, a build writing thousands of
+ * files) and the next check also proves freshness from stats: the kernel drops events when its
+ * queue overflows, and a dropped change must not go unseen just because the cookie came back.
+ */
+const FLOOD_EVENTS = 2048;
+
 /**
  * Watches a repository for changes that matter to its index: files the scope includes, folders
  * it walks, ignore files, `.repodex/config.json` and `.repodex/ignore`, and (by polling) git's
  * exclude and config files. Everything else (build output, ignored paths, the index's own files)
  * is dropped here. Relevant events are counted with a sequence number, so a sync can settle
- * exactly the events it saw.
+ * exactly the events it saw; `syncToNow` proves that every event up to now has arrived.
  */
 export class RepoWatcher {
   private subscription: Subscription | undefined;
@@ -82,14 +125,20 @@ export class RepoWatcher {
   private lastError: string | undefined;
   /** Control files polled because the watcher does not see them, by absolute path. */
   private readonly polled = new Map<string, (current: Stats, previous: Stats) => void>();
+  /** Cookies written and not yet seen, by file name. */
+  private readonly cookies = new Map<string, () => void>();
+  private cookieSeq = 0;
+  /** Raw events (relevant or not) since `takeFlood` last asked. */
+  private rawEvents = 0;
 
   constructor(
     private readonly root: string,
-    private readonly subscribe: Subscribe = parcelSubscribe,
+    private readonly subscribe: Subscribe = defaultSubscribe,
   ) {}
 
   /** Start watching; throws WATCH_UNAVAILABLE when the platform cannot. */
   async start(): Promise<void> {
+    this.sweepCookies();
     this.subscription = await this.subscribe(
       this.root,
       (events) => this.receive(events),
@@ -97,7 +146,7 @@ export class RepoWatcher {
         this.healthy = false;
         this.lastError = error.message;
       },
-      ignoredFolders(),
+      { ignore: ignoredFolders(), watchesDir: (rel) => this.watchesDir(rel) },
     );
     this.healthy = true;
     this.refreshScope();
@@ -109,7 +158,71 @@ export class RepoWatcher {
     this.healthy = false;
     for (const [path, listener] of this.polled) unwatchFile(path, listener);
     this.polled.clear();
+    for (const seen of this.cookies.values()) seen();
     await subscription?.unsubscribe();
+  }
+
+  /**
+   * Resolves true once every event up to this call has been delivered, false when that could not
+   * be shown within `timeoutMs` (or the watcher is not running). Watchman's synchronization
+   * cookie: a file written now into a watched folder comes back as an event after every earlier
+   * one, because events are delivered in the order they happened.
+   */
+  async syncToNow(timeoutMs = COOKIE_TIMEOUT_MS): Promise<boolean> {
+    if (!this.subscription || !this.healthy) return false;
+    const name = `${COOKIE_PREFIX}${process.pid}-${++this.cookieSeq}`;
+    const path = join(this.root, DATA_DIR_NAME, name);
+    let timer: NodeJS.Timeout | undefined;
+    const seen = new Promise<boolean>((resolve) => {
+      this.cookies.set(name, () => resolve(true));
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      writeFileSync(path, '');
+    } catch {
+      this.cookies.delete(name);
+      clearTimeout(timer);
+      return false; // no .repodex/ to write into (removed by hand): stats decide
+    }
+    const arrived = await seen;
+    clearTimeout(timer);
+    this.cookies.delete(name);
+    rmSync(path, { force: true });
+    return arrived && this.healthy;
+  }
+
+  /** Remove cookies left by processes that were killed before they could. */
+  private sweepCookies(): void {
+    const dir = join(this.root, DATA_DIR_NAME);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const pid = COOKIE_NAME.exec(name)?.[1];
+      if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(dir, name), { force: true });
+    }
+  }
+
+  /** True when a flood of events arrived since the last call (see FLOOD_EVENTS); resets the count. */
+  takeFlood(): boolean {
+    const flood = this.rawEvents > FLOOD_EVENTS;
+    this.rawEvents = 0;
+    return flood;
+  }
+
+  /** Which folders a per-folder backend watches: the ones the walk enters, and `.repodex/` itself (its config and the cookies). */
+  private watchesDir(rel: string): boolean {
+    if (rel === '' || rel === DATA_DIR_NAME) return true;
+    if (rel.startsWith(`${DATA_DIR_NAME}/`)) return false;
+    try {
+      return this.currentScope().includesDir(rel);
+    } catch {
+      // Rules that cannot be loaded: watch all but the built-in skip folders; the sync says what is wrong.
+      return !rel.split('/').some((name) => SKIP_DIRS.has(name));
+    }
   }
 
   /** Poll the scope's control files the watcher cannot see (under `.git/` or outside the root), and only those. */
@@ -125,9 +238,8 @@ export class RepoWatcher {
       if (this.polled.has(path)) continue;
       const listener = (current: Stats, previous: Stats): void => {
         if (current.size === previous.size && current.mtimeMs === previous.mtimeMs && current.ctimeMs === previous.ctimeMs) return;
-        this.scope = undefined; // the rules changed: decide later events with the new ones
+        this.rulesChanged();
         this.count(1);
-        this.refreshScope();
       };
       // Not persistent: polling never keeps a process alive on its own.
       watchFile(path, { interval: CONTROL_POLL_MS, persistent: false }, listener);
@@ -155,7 +267,7 @@ export class RepoWatcher {
     return this.seq;
   }
 
-  /** A sync that started at `mark` has committed: those events are in the index. */
+  /** A sync that started at `mark` has committed (or stats proved the tree matched then): those events are in the index. */
   settle(mark: number): void {
     this.settled = Math.max(this.settled, mark);
   }
@@ -168,14 +280,35 @@ export class RepoWatcher {
 
   private receive(events: readonly WatchEvent[]): void {
     let relevant = 0;
-    for (const event of events) if (this.matters(event.path)) relevant++;
+    for (const event of events) {
+      const cookie = this.cookieOf(event.path);
+      if (cookie !== undefined) {
+        this.cookies.get(cookie)?.();
+        continue;
+      }
+      this.rawEvents++;
+      if (this.matters(event.path)) relevant++;
+    }
     this.count(relevant);
+  }
+
+  /** The cookie name an event's path is, or undefined. */
+  private cookieOf(absolute: string): string | undefined {
+    const name = basename(absolute);
+    return name.startsWith(COOKIE_PREFIX) && basename(dirname(absolute)) === DATA_DIR_NAME ? name : undefined;
   }
 
   private count(relevant: number): void {
     if (relevant === 0) return;
     this.seq += relevant;
     for (const listener of this.listeners) listener();
+  }
+
+  /** The rules changed: decide later events with the new ones, and watch the folders they now include. */
+  private rulesChanged(): void {
+    this.scope = undefined;
+    this.refreshScope();
+    this.subscription?.rescan?.();
   }
 
   /** Whether a change at `absolute` can change the index. */
@@ -185,12 +318,12 @@ export class RepoWatcher {
     if (rel.startsWith(`${DATA_DIR_NAME}/`)) {
       // Our own index files change on every sync; only the user's rules matter.
       const userRules = rel === `${DATA_DIR_NAME}/config.json` || rel === `${DATA_DIR_NAME}/ignore`;
-      if (userRules) this.scope = undefined;
+      if (userRules) this.rulesChanged();
       return userRules;
     }
     const scope = this.currentScope();
     if (scope.isControl(rel)) {
-      this.scope = undefined; // the rules changed: decide later events with the new ones
+      this.rulesChanged();
       return true;
     }
     // What is there now decides (a symlink is never followed); a path that is gone mattered if it could have been indexed.
@@ -223,30 +356,50 @@ export class RepoWatcher {
   }
 }
 
-/** How long a check by stats may take before a server trusts its watcher instead (per request). */
-const EXACT_CHECK_BUDGET_MS = 2;
+/** True when a process with this pid exists (a pid we may not signal still exists). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isErrnoException(error, 'EPERM');
+  }
+}
 
 /**
- * A probe for servers: a watcher's events say whether anything changed, so a request costs no
- * walk. Where proving it from stats is cheap (small trees), requests still do, so a change made
- * an instant before a request is never missed; on large trees a change is seen once its event
- * arrives (tens of milliseconds). Without a healthy watcher every request checks stats.
+ * A probe for servers: a request costs no walk of the tree. Before answering, it confirms that the
+ * watcher has delivered every event up to now (a cookie, see RepoWatcher.syncToNow), so a change
+ * made an instant before the request is never missed; then any relevant event since the last
+ * sync means stale. Stats decide instead on the first request (changes made before the watcher
+ * started), when the cookie does not come back in time, after a flood of events (the kernel may
+ * have dropped some), when another process committed a generation since (it may hold the changes
+ * the watcher counted: then those are settled), and whenever the watcher is broken.
  */
 export class WatchProbe implements ChangeProbe {
-  /** What the last check by stats took (undefined until one ran). */
-  private statCost: number | undefined;
+  /** The generation the counted events were last settled against (by a sync here, or by stats). */
+  private settledGeneration: number | undefined;
   /** Set when a WatchLoop re-indexes changes as they happen (`--watch`). */
   refreshesInBackground = false;
 
   constructor(readonly watcher: RepoWatcher) {}
 
   async check(ctx: RepoContext, view: IndexView): Promise<string[]> {
-    const healthy = this.watcher.isHealthy;
-    if (healthy && this.watcher.pending > 0) return [`${this.watcher.pending} change(s) seen by the file watcher since the last sync`];
-    if (healthy && this.statCost !== undefined && this.statCost > EXACT_CHECK_BUDGET_MS) return [];
-    const started = performance.now();
+    const delivered = this.settledGeneration !== undefined && this.watcher.isHealthy && (await this.watcher.syncToNow());
+    if (!delivered || this.watcher.takeFlood()) return this.checkStats(ctx, view);
+    const pending = this.watcher.pending;
+    if (pending === 0) return [];
+    if (view.meta.generation !== this.settledGeneration) return this.checkStats(ctx, view);
+    return [`${pending} change(s) seen by the file watcher since the last sync`];
+  }
+
+  /** Prove freshness from stats; when the tree matches `view`, every event counted so far is in it. */
+  private async checkStats(ctx: RepoContext, view: IndexView): Promise<string[]> {
+    const mark = this.watcher.mark();
     const reasons = await statProbe.check(ctx, view);
-    this.statCost = performance.now() - started;
+    if (reasons.length === 0) {
+      this.watcher.settle(mark);
+      this.settledGeneration = view.meta.generation;
+    }
     return reasons;
   }
 
@@ -254,8 +407,9 @@ export class WatchProbe implements ChangeProbe {
     return this.watcher.mark();
   }
 
-  synced(mark: number): void {
+  synced(mark: number, generation: number): void {
     this.watcher.settle(mark);
+    this.settledGeneration = generation;
   }
 }
 

@@ -1,0 +1,146 @@
+import { type FSWatcher, readdirSync, watch } from 'node:fs';
+import { join } from 'node:path';
+import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
+import { lstatIfExists } from '../core/stat.js';
+
+/** A file event: the absolute path of something created, changed or removed. */
+export interface FolderEvent {
+  readonly path: string;
+}
+
+/** What a folder watch reports to, and asks of, its owner. */
+export interface FolderWatchOptions {
+  /** Whether folder `rel` (`''` = the root, `/` separators) is watched: folders the index never walks are not. */
+  readonly watchesDir: (rel: string) => boolean;
+  readonly onEvent: (event: FolderEvent) => void;
+  /** Watching stopped working (no inotify watches left, say): events may be missed from now on. */
+  readonly onError: (error: Error) => void;
+}
+
+/**
+ * Watches a tree one folder at a time with Node's own watcher (inotify on Linux): each watched
+ * folder is one inotify watch on the event loop's single inotify descriptor, so every event is
+ * delivered in the order it happened, on the next turn of the loop, without batching. That order
+ * is what lets a cookie file prove that every earlier change has arrived (RepoWatcher.syncToNow).
+ * A folder created later is watched as its event arrives; one removed is dropped with everything
+ * under it. Symlinks are never followed.
+ */
+export class FolderWatch {
+  private readonly watchers = new Map<string, FSWatcher>();
+  private closed = false;
+
+  constructor(
+    private readonly root: string,
+    private readonly options: FolderWatchOptions,
+  ) {}
+
+  /** Watch the root and every folder below it that `watchesDir` accepts. Throws WATCH_UNAVAILABLE when the system refuses. */
+  start(): void {
+    try {
+      this.addTree('');
+    } catch (error) {
+      this.close();
+      throw unavailable(this.root, error);
+    }
+  }
+
+  /** How many folders are watched. */
+  get size(): number {
+    return this.watchers.size;
+  }
+
+  /** Watch the folders the rules now include that are not watched yet (after an ignore file changed). */
+  rescan(): void {
+    try {
+      this.addTree('');
+    } catch (error) {
+      this.options.onError(unavailable(this.root, error));
+    }
+  }
+
+  /** Stop every watch. */
+  close(): void {
+    this.closed = true;
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+  }
+
+  /** Watch folder `rel` and its included subfolders (those already watched are left as they are). */
+  private addTree(rel: string): void {
+    if (this.closed || !this.options.watchesDir(rel)) return;
+    const absolute = rel === '' ? this.root : join(this.root, rel);
+    if (!this.watchers.has(rel)) {
+      let watcher: FSWatcher;
+      try {
+        watcher = watch(absolute, { persistent: true, encoding: 'utf8' }, (_type, name) => this.receive(rel, name));
+      } catch (error) {
+        // Gone (or replaced by a file) since it was listed: its parent's event says so.
+        if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return;
+        throw error;
+      }
+      watcher.on('error', (error) => this.dropped(rel, error));
+      this.watchers.set(rel, watcher);
+    }
+    let entries;
+    try {
+      entries = readdirSync(absolute, { withFileTypes: true });
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory()) this.addTree(rel === '' ? entry.name : `${rel}/${entry.name}`);
+    }
+  }
+
+  private receive(dir: string, name: string | null): void {
+    if (this.closed) return;
+    if (name === null) {
+      // The system could not name the entry: report the folder itself.
+      this.options.onEvent({ path: dir === '' ? this.root : join(this.root, dir) });
+      return;
+    }
+    const rel = dir === '' ? name : `${dir}/${name}`;
+    const absolute = join(this.root, rel);
+    const stat = lstatIfExists(absolute);
+    if (stat?.isDirectory()) {
+      // A new folder: watch it before reporting, so nothing created in it afterwards is missed
+      // (what was created before the watch is found by the sync this event starts).
+      if (!this.watchers.has(rel)) {
+        try {
+          this.addTree(rel);
+        } catch (error) {
+          this.options.onError(unavailable(this.root, error));
+        }
+      }
+    } else if (this.watchers.has(rel)) {
+      this.forget(rel); // a watched folder removed, renamed away or replaced by a file
+    }
+    this.options.onEvent({ path: absolute });
+  }
+
+  /** A watch that failed: its folder is gone (dropped quietly) or watching broke (reported). */
+  private dropped(rel: string, error: Error): void {
+    const gone = lstatIfExists(rel === '' ? this.root : join(this.root, rel));
+    if (rel !== '' && !gone?.isDirectory()) {
+      this.forget(rel);
+      return;
+    }
+    this.options.onError(error);
+  }
+
+  /** Stop watching `rel` and every folder below it. */
+  private forget(rel: string): void {
+    const prefix = `${rel}/`;
+    for (const [path, watcher] of this.watchers) {
+      if (path !== rel && !path.startsWith(prefix)) continue;
+      watcher.close();
+      this.watchers.delete(path);
+    }
+  }
+}
+
+function unavailable(root: string, error: unknown): RepodexError {
+  const limit = isErrnoException(error, 'ENOSPC') ? ' (no inotify watches left: raise fs.inotify.max_user_watches)' : '';
+  return new RepodexError('WATCH_UNAVAILABLE', `cannot watch ${root}: ${errorMessage(error)}${limit}`);
+}
