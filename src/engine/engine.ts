@@ -488,7 +488,7 @@ export class Engine {
       const mark = this.probe.syncStarting();
       const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, onEvent);
       this.cached = undefined;
-      this.probe.synced(mark, summary.generation);
+      this.probe.synced(mark);
       return summary;
     } finally {
       await lock.release();

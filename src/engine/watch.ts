@@ -367,38 +367,32 @@ function processAlive(pid: number): boolean {
 }
 
 /**
- * A probe for servers: a request costs no walk of the tree. Before answering, it confirms that the
- * watcher has delivered every event up to now (a cookie, see RepoWatcher.syncToNow), so a change
- * made an instant before the request is never missed; then any relevant event since the last
- * sync means stale. Stats decide instead on the first request (changes made before the watcher
- * started), when the cookie does not come back in time, after a flood of events (the kernel may
- * have dropped some), when another process committed a generation since (it may hold the changes
- * the watcher counted: then those are settled), and whenever the watcher is broken.
+ * A probe for servers: a request on an unchanged tree costs no walk. Before answering, it confirms
+ * that the watcher has delivered every event up to now (a cookie, see RepoWatcher.syncToNow), so
+ * a change made an instant before the request is never missed; with no relevant event since the
+ * last sync, the index is fresh. Otherwise stats decide, exactly as `status` does (so the two never
+ * disagree): after any relevant event (a change reverted, or one another process's generation
+ * already holds, is then settled instead of reported), on the first request (changes made before
+ * the watcher started), when the cookie does not come back in time, after a flood of events (the
+ * kernel may have dropped some), and whenever the watcher is broken.
  */
 export class WatchProbe implements ChangeProbe {
-  /** The generation the counted events were last settled against (by a sync here, or by stats). */
-  private settledGeneration: number | undefined;
+  /** True once stats proved the tree matched a generation while the watcher ran. */
+  private verified = false;
   /** Set when a WatchLoop re-indexes changes as they happen (`--watch`). */
   refreshesInBackground = false;
 
   constructor(readonly watcher: RepoWatcher) {}
 
   async check(ctx: RepoContext, view: IndexView): Promise<string[]> {
-    const delivered = this.settledGeneration !== undefined && this.watcher.isHealthy && (await this.watcher.syncToNow());
-    if (!delivered || this.watcher.takeFlood()) return this.checkStats(ctx, view);
-    const pending = this.watcher.pending;
-    if (pending === 0) return [];
-    if (view.meta.generation !== this.settledGeneration) return this.checkStats(ctx, view);
-    return [`${pending} change(s) seen by the file watcher since the last sync`];
-  }
-
-  /** Prove freshness from stats; when the tree matches `view`, every event counted so far is in it. */
-  private async checkStats(ctx: RepoContext, view: IndexView): Promise<string[]> {
+    const delivered = this.verified && this.watcher.isHealthy && (await this.watcher.syncToNow());
+    if (delivered && !this.watcher.takeFlood() && this.watcher.pending === 0) return [];
     const mark = this.watcher.mark();
     const reasons = await statProbe.check(ctx, view);
-    if (reasons.length === 0) {
+    if (reasons.length === 0 && this.watcher.isHealthy) {
+      // The tree matched `view` after every event counted so far: they are all in it.
       this.watcher.settle(mark);
-      this.settledGeneration = view.meta.generation;
+      this.verified = true;
     }
     return reasons;
   }
@@ -407,9 +401,9 @@ export class WatchProbe implements ChangeProbe {
     return this.watcher.mark();
   }
 
-  synced(mark: number, generation: number): void {
+  synced(mark: number): void {
     this.watcher.settle(mark);
-    this.settledGeneration = generation;
+    this.verified = this.watcher.isHealthy;
   }
 }
 
