@@ -59,7 +59,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       'Stale when a file was added, removed or changed (size or mtime: a touched file counts until the next',
       'sync), .repodex/config.json or the indexing rules changed, git HEAD moved, or the index is damaged',
       '(every checksum is checked). Shows the indexed commit against HEAD.',
-      'Then the vectors (seed 003): Ready, Building, Stale, Missing or Off, model, coverage, size, whether',
+      'Then the vectors: Ready, Building, Stale, Missing or Off (with the reason), model, coverage, size, whether',
       'vector queries scan every vector or use the nearest-neighbour graph (embeddings.ann_from), and',
       'query analytics.',
     ].join('\n'),
@@ -94,7 +94,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       'then each signal that moved it (path:T, name:T, file:+T, history:T, form:F→T, mention:×2, role:R×W).',
       '  --q QUERY        the query (or give it as the first argument)',
       '  --top-k N        results to return (default 20, at most 20; at most 2 per file)',
-      '  --mode M         bm25 (default), idf (seed formula), vector (nearest chunk embeddings) or hybrid',
+      '  --mode M         bm25 (default), idf (plain inverse document frequency), vector (nearest chunk embeddings) or hybrid',
       '                   (bm25 and vector fused); vector and hybrid need `repodex sync` to have embedded',
       '                   the chunks, and answer with bm25 and a warning until then',
       '  --glob G         only paths matching G, e.g. "src/**/*.ts" or "*.py"',
@@ -204,7 +204,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   index: {
-    summary: 'seed 003 aliases: index build|query|status|clean|verify',
+    summary: 'other names: index build|query|status|clean|verify (= sync, search --mode hybrid, status, clean, verify)',
     usage: 'repodex index build [--force] [--embeddings P] | query "TEXT" [-k N] | status | clean | verify',
     details: [
       '  index build    = repodex sync (lexical index, then vectors)',
@@ -490,7 +490,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-/** `index build|query|status|clean|verify` (seed 003) as the commands they stand for. */
+/** `index build|query|status|clean|verify` (the names of the semantic-search plan) as the commands they stand for. */
 function indexAlias(args: readonly string[]): string[] {
   const [sub = '', ...rest] = args;
   const routes: Record<string, string> = { build: 'sync', query: 'search', status: 'status', clean: 'clean', verify: 'verify' };

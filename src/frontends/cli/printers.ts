@@ -1,6 +1,6 @@
 import { bundleMarkdown } from '../../bundle/markdown.js';
 import type { ResponseOf } from '../../protocol/index.js';
-import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
+import { type Style, formatBytes, formatCount, formatDuration, formatNoun, formatRelative } from './style.js';
 
 /** Human output of `init`. */
 export function printInit(report: ResponseOf<'init'>): string {
@@ -26,7 +26,7 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
   if (report.indexed) {
     rows.push(['last sync', `${report.last_sync ? formatRelative(report.last_sync) : '?'} (generation ${report.generation})`]);
     rows.push(['files', `${formatCount(report.files_indexed)} indexed, ${formatCount(report.files - report.files_indexed)} skipped`]);
-    rows.push(['chunks', `${formatCount(report.chunks)} in ${report.segments} segment${report.segments === 1 ? '' : 's'}`]);
+    rows.push(['chunks', `${formatCount(report.chunks)} in ${formatNoun(report.segments, 'segment')}`]);
     const ratio = report.source_bytes > 0 ? ` (${(report.size_on_disk / report.source_bytes).toFixed(2)}× source)` : '';
     rows.push(['size', `${formatBytes(report.size_on_disk)} on disk for ${formatBytes(report.source_bytes)} of source${ratio}`]);
   }
@@ -46,7 +46,7 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
     if (semantic.state !== 'off') {
       rows.push(['last embedded', semantic.last_indexed ? formatRelative(semantic.last_indexed) : 'never']);
       rows.push(['model', `${semantic.engine ?? '?'} ${semantic.model ?? ''}${semantic.dim ? ` (${semantic.dim}-D)` : ''}`]);
-      rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatCount(semantic.chunks)} chunks, ${formatCount(semantic.files)} files, ${formatBytes(semantic.size_on_disk)} on disk`]);
+      rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatNoun(semantic.chunks, 'chunk')}, ${formatNoun(semantic.files, 'file')}, ${formatBytes(semantic.size_on_disk)} on disk`]);
       if (semantic.search) rows.push(['search', semantic.search === 'graph' ? 'nearest-neighbour graph (HNSW)' : 'exact scan of every vector']);
       if (semantic.problem) rows.push(['embedder', style.red(semantic.problem)]);
     }
@@ -75,19 +75,19 @@ const SHOWN_WARNINGS = 5;
 function printEmbedLine(embeddings: NonNullable<ResponseOf<'sync'>['embeddings']>): string {
   if ('error' in embeddings) return `vectors: not updated: ${embeddings.error}`;
   const learned = embeddings.trained ? ', table learned from the repository' : '';
-  return `vectors: ${formatCount(embeddings.vectors)} of ${formatCount(embeddings.chunks)} chunks (${formatCount(embeddings.embedded)} embedded, ${formatCount(embeddings.reused)} reused${embeddings.skipped ? `, ${formatCount(embeddings.skipped)} skipped` : ''}${learned}) by ${embeddings.engine} ${embeddings.model} in ${formatDuration(embeddings.duration_ms)}`;
+  return `vectors: ${formatCount(embeddings.vectors)} of ${formatNoun(embeddings.chunks, 'chunk')} (${formatCount(embeddings.embedded)} embedded, ${formatCount(embeddings.reused)} reused${embeddings.skipped ? `, ${formatCount(embeddings.skipped)} skipped` : ''}${learned}) by ${embeddings.engine} ${embeddings.model} in ${formatDuration(embeddings.duration_ms)}`;
 }
 
 /** The summary after a sync: one line, then the first few problem files. */
 export function printSyncSummary(summary: ResponseOf<'sync'>): string {
   let line: string;
   if (summary.mode === 'none') {
-    line = `index up to date: nothing changed (${formatCount(summary.files_unchanged)} files checked, ${formatCount(summary.chunks_total)} chunks) in ${formatDuration(summary.duration_ms)}`;
+    line = `index up to date: nothing changed (${formatNoun(summary.files_unchanged, 'file')} checked, ${formatNoun(summary.chunks_total, 'chunk')}) in ${formatDuration(summary.duration_ms)}`;
   } else {
-    const what = summary.mode === 'full' ? `rebuilt (${summary.full_reason ?? 'full'}): read ${formatCount(summary.files_scanned)} files` : `read ${formatCount(summary.files_scanned)} changed file${summary.files_scanned === 1 ? '' : 's'}`;
+    const what = summary.mode === 'full' ? `rebuilt (${summary.full_reason ?? 'full'}): read ${formatNoun(summary.files_scanned, 'file')}` : `read ${formatNoun(summary.files_scanned, 'changed file')}`;
     line = [
       what + (summary.files_removed > 0 ? `, dropped ${formatCount(summary.files_removed)} removed` : ''),
-      `→ ${formatCount(summary.chunks_total)} chunks (${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
+      `→ ${formatNoun(summary.chunks_total, 'chunk')} (${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
       `in ${formatDuration(summary.duration_ms)}`,
     ].join(' ');
     const notes: string[] = [];
@@ -130,7 +130,7 @@ export function printSearch(report: ResponseOf<'search'>, style: Style): string 
     lines.push(`    ${style.dim(`why: ${hit.why.join(', ')}`)}`);
   }
   if (report.results.length > 0) {
-    lines.push(style.dim(`${report.results.length} of ${formatCount(report.matched)} matching chunks; fetch with: repodex fetch --ids ${report.results.slice(0, 5).map((hit) => hit.chunk_id).join(',')}`));
+    lines.push(style.dim(`${report.results.length} of ${formatNoun(report.matched, 'matching chunk')}; fetch with: repodex fetch --ids ${report.results.slice(0, 5).map((hit) => hit.chunk_id).join(',')}`));
   }
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
@@ -168,10 +168,10 @@ export function printOpen(report: ResponseOf<'open'>, style: Style): string {
 /** Human output of `files`: one aligned row per file. */
 export function printFiles(report: ResponseOf<'files'>, style: Style): string {
   const lines = report.files.map((file) => {
-    const state = file.state === 'indexed' ? `${file.chunks} chunk${file.chunks === 1 ? '' : 's'}` : style.yellow(`skipped: ${file.state}`);
+    const state = file.state === 'indexed' ? formatNoun(file.chunks, 'chunk') : style.yellow(`skipped: ${file.state}`);
     return `${formatBytes(file.size).padStart(9)}  ${file.language.padEnd(10)}  ${file.path}  ${style.dim(state)}`;
   });
-  lines.push(style.dim(`${formatCount(report.files.length)} of ${formatCount(report.total)} files${report.truncated ? ' (raise --limit for more)' : ''}`));
+  lines.push(style.dim(`${formatCount(report.files.length)} of ${formatNoun(report.total, 'file')}${report.truncated ? ' (raise --limit for more)' : ''}`));
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
 }
@@ -192,7 +192,7 @@ export function printOutline(report: ResponseOf<'outline'>, style: Style): strin
     const named = namesItsKind(signature, symbol.kind, symbol.name) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
     return `${style.dim(range)}  ${'  '.repeat(depth)}${named}${context}`;
   });
-  lines.push(style.dim(`${report.symbols.length} declaration${report.symbols.length === 1 ? '' : 's'} in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
+  lines.push(style.dim(`${formatNoun(report.symbols.length, 'declaration')} in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
   return lines.join('\n');
 }
 
@@ -223,9 +223,9 @@ export function namesItsKind(signature: string, kind: string, name: string): boo
 export function printVerify(report: ResponseOf<'verify'>, style: Style): string {
   if (!report.indexed) return style.yellow('no index to verify: run `repodex sync`');
   const lines: string[] = [];
-  if (report.ok) lines.push(style.green(`index sound: generation ${report.generation}, ${report.checked.length} files checked (${report.checked.join(', ')})`));
+  if (report.ok) lines.push(style.green(`index sound: generation ${report.generation}, ${formatNoun(report.checked.length, 'file')} checked (${report.checked.join(', ')})`));
   else {
-    lines.push(style.red(`index damaged (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}):`));
+    lines.push(style.red(`index damaged (${formatNoun(report.problems.length, 'problem')}):`));
     for (const problem of report.problems) lines.push(`  - ${problem}`);
     lines.push('fix: `repodex sync` rebuilds what is damaged');
   }
@@ -261,7 +261,7 @@ export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
       .join(' ');
     return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? entry.op).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
   });
-  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatCount(report.total)} calls (${report.path})`));
+  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatNoun(report.total, 'call')} (${report.path})`));
   return lines.join('\n');
 }
 
