@@ -155,13 +155,21 @@ export function printFetch(report: ResponseOf<'fetch'>, style: Style): string {
   return lines.join('\n');
 }
 
-/** Human output of `open`. */
-export function printOpen(report: ResponseOf<'open'>, style: Style): string {
+/** A word as a shell needs it typed: as it is when plain, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * Human output of `open`. `typed` is the path as the user typed it (relative to their folder):
+ * the command that reads on names the file that way, so it works where it was typed.
+ */
+export function printOpen(report: ResponseOf<'open'>, style: Style, typed?: string): string {
   if ('error' in report) {
     return [style.red(`${report.blocked ? 'blocked' : 'error'}: ${report.error}`), style.dim(`hint: ${report.hint}`)].join('\n');
   }
   const lines = [style.cyan(`── ${report.path}:${report.start_line}-${report.end_line} of ${report.total_lines}`), ...report.lines];
-  if (report.next_start !== null) lines.push(style.dim(`… more from line ${report.next_start}: repodex open ${report.path} --start ${report.next_start}`));
+  if (report.next_start !== null) lines.push(style.dim(`… more from line ${report.next_start}: repodex open ${shellWord(typed ?? report.path)} --start ${report.next_start}`));
   return lines.join('\n');
 }
 
@@ -259,7 +267,7 @@ export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
     const args = Object.entries(entry.args)
       .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`)
       .join(' ');
-    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? entry.op).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
+    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? (entry.op || '(no op)')).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
   });
   lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatNoun(report.total, 'call')} (${report.path})`));
   return lines.join('\n');
