@@ -38,17 +38,19 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
   if (!report.auto_index) rows.push(['indexing', 'manual (REPODEX_INDEXING=0 or auto_index: false): searches do not refresh the index']);
   const semantic = report.semantic;
   if (semantic) {
-    // Seed 003's panel: Index state, last indexed, model and dimension, vectors and files, size, analytics.
+    // The vectors' panel: state, last indexed, model and dimension, vectors and files, size, analytics.
     const stateName = { ready: 'Ready', building: 'Building', stale: 'Stale', missing: 'Missing', off: 'Off' }[semantic.state];
     const colored = semantic.state === 'ready' ? style.green(stateName) : semantic.state === 'off' ? style.dim(stateName) : style.yellow(stateName);
-    const hint = semantic.state === 'missing' || semantic.state === 'stale' ? ' (run `repodex sync` to embed)' : semantic.state === 'off' ? ' (embeddings.provider: off)' : '';
+    // Missing vectors with a known cause say that cause: a sync would not help (too few chunks, an embedder that cannot run).
+    const why = semantic.state === 'missing' && semantic.problem ? semantic.problem : undefined;
+    const hint = why ? `: ${why}` : semantic.state === 'missing' || semantic.state === 'stale' ? ' (run `repodex sync` to embed)' : semantic.state === 'off' ? ' (embeddings.provider: off)' : '';
     rows.push(['vectors', `${colored}${hint}`]);
     if (semantic.state !== 'off') {
       rows.push(['last embedded', semantic.last_indexed ? formatRelative(semantic.last_indexed) : 'never']);
       rows.push(['model', `${semantic.engine ?? '?'} ${semantic.model ?? ''}${semantic.dim ? ` (${semantic.dim}-D)` : ''}`]);
       rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatNoun(semantic.chunks, 'chunk')}, ${formatNoun(semantic.files, 'file')}, ${formatBytes(semantic.size_on_disk)} on disk`]);
       if (semantic.search) rows.push(['search', semantic.search === 'graph' ? 'nearest-neighbour graph (HNSW)' : 'exact scan of every vector']);
-      if (semantic.problem) rows.push(['embedder', style.red(semantic.problem)]);
+      if (semantic.problem && !why) rows.push(['embedder', style.red(semantic.problem)]);
     }
     const a = semantic.analytics;
     rows.push(['queries', a.queries === 0 ? 'none yet' : `${formatCount(a.queries)}, hit ratio ${Math.round((a.hit_ratio ?? 0) * 100)}% (${formatCount(a.misses)} without results), last ${a.last_query_ts ? formatRelative(a.last_query_ts) : '?'}`]);
@@ -74,6 +76,7 @@ const SHOWN_WARNINGS = 5;
 /** The embedding part of a sync summary: one line. */
 function printEmbedLine(embeddings: NonNullable<ResponseOf<'sync'>['embeddings']>): string {
   if ('error' in embeddings) return `vectors: not updated: ${embeddings.error}`;
+  if (embeddings.reason !== undefined && embeddings.vectors === 0) return `vectors: none, ${embeddings.reason}`;
   const learned = embeddings.trained ? ', table learned from the repository' : '';
   return `vectors: ${formatCount(embeddings.vectors)} of ${formatNoun(embeddings.chunks, 'chunk')} (${formatCount(embeddings.embedded)} embedded, ${formatCount(embeddings.reused)} reused${embeddings.skipped ? `, ${formatCount(embeddings.skipped)} skipped` : ''}${learned}) by ${embeddings.engine} ${embeddings.model} in ${formatDuration(embeddings.duration_ms)}`;
 }
