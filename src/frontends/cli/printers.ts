@@ -73,6 +73,22 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
 
 const SHOWN_WARNINGS = 5;
 
+/** Longest path or reason a warning line shows whole: a path can be 4,096 characters and more. */
+const MAX_WARNING_CHARS = 160;
+
+/** A system error's reason without the path it repeats (`…, stat '/abs/<path>'`): the warning names the path already. */
+function withoutOwnPath(reason: string, path: string): string {
+  const quoted = /, \w+ '([^']*)'$/.exec(reason);
+  return quoted && quoted[1]!.endsWith(path) ? reason.slice(0, quoted.index) : reason;
+}
+
+/** Text cut in its middle to MAX_WARNING_CHARS, keeping both ends (where a path says most) and saying how long it was. */
+export function shortened(text: string): string {
+  if (text.length <= MAX_WARNING_CHARS) return text;
+  const half = Math.floor((MAX_WARNING_CHARS - 2) / 2);
+  return `${text.slice(0, half)}…${text.slice(text.length - half)} (${formatNoun(text.length, 'character')})`;
+}
+
 /** The embedding part of a sync summary: one line. */
 function printEmbedLine(embeddings: NonNullable<ResponseOf<'sync'>['embeddings']>): string {
   if ('error' in embeddings) return `vectors: not updated: ${embeddings.error}`;
@@ -104,9 +120,11 @@ export function printSyncSummary(summary: ResponseOf<'sync'>): string {
   }
   const lines = [line];
   if (summary.embeddings) lines.push(printEmbedLine(summary.embeddings));
-  // Name the first few problem files; --json lists them all (up to 50).
-  for (const error of summary.errors.slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${error.path}: ${error.reason}`);
-  if (summary.errors.length > SHOWN_WARNINGS) lines.push(`  … ${summary.errors.length - SHOWN_WARNINGS} more (repodex sync --json lists them)`);
+  // Name the first few problem files, one line each; --json lists every problem (up to 50).
+  const byPath = new Map<string, string[]>();
+  for (const error of summary.errors) byPath.set(error.path, [...(byPath.get(error.path) ?? []), withoutOwnPath(error.reason, error.path)]);
+  for (const [path, reasons] of [...byPath].slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${shortened(path)}: ${shortened(reasons.join('; '))}`);
+  if (byPath.size > SHOWN_WARNINGS) lines.push(`  … ${byPath.size - SHOWN_WARNINGS} more (repodex sync --json lists them)`);
   return lines.join('\n');
 }
 
