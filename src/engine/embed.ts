@@ -4,7 +4,8 @@ import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
 import { readRegularFile } from '../core/open-regular.js';
 import { readGitHead } from '../core/git.js';
 import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
-import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { decodeSource } from '../scan/read-source.js';
+import { splitLines } from '../text/normalize.js';
 import { ANN_FROM } from '../vector/doc-vectors.js';
 import { type Embedder, isLearning } from '../vector/embedder.js';
 import { MIN_TRAINING_CHUNKS } from '../vector/learn.js';
@@ -247,7 +248,7 @@ function readLines(ctx: RepoContext, path: string): string[] | undefined {
   // Unreadable: counted as skipped; the next sync sees the file's new state.
   const bytes = readRegularFile(join(ctx.paths.root, path), ctx.limits.max_file_bytes);
   if (!bytes) return undefined;
-  let text = normalizeNewlines(bytes.toString('utf8'));
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return splitLines(text);
+  // Decoded as the sync decoded it, or no chunk of a Latin-1 file would hash to what the index holds.
+  const text = decodeSource(bytes);
+  return text === undefined ? undefined : splitLines(text);
 }
