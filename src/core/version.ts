@@ -37,5 +37,7 @@ export const FORMAT_VERSION = 4;
  *       declaration chunks and outlines instead of text chunks.
  *   4 — files whose first lines say they are generated carry a mark in the path field; each
  *       file's first chunk carries the terms of its recent commit subjects (history field).
+ *   5 — a file that is not UTF-8 but reads as single-byte text (no NUL or control bytes, mostly
+ *       ASCII) is indexed, decoded as Windows-1252, instead of skipped as binary.
  */
-export const FEATURE_VERSION = 4;
+export const FEATURE_VERSION = 5;

@@ -4,9 +4,11 @@ import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
 import { readRegularFile } from '../core/open-regular.js';
 import { readGitHead } from '../core/git.js';
 import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
-import { normalizeNewlines, splitLines } from '../text/normalize.js';
+import { decodeSource } from '../scan/read-source.js';
+import { splitLines } from '../text/normalize.js';
 import { ANN_FROM } from '../vector/doc-vectors.js';
 import { type Embedder, isLearning } from '../vector/embedder.js';
+import { MIN_TRAINING_CHUNKS } from '../vector/learn.js';
 import type { RepoContext } from './context.js';
 import type { SyncEvent } from './sync.js';
 import { appendBuildLog } from './build-log.js';
@@ -22,6 +24,8 @@ export interface EmbedSummary {
   readonly reused: number;
   /** Live chunks left without a vector: their file changed since the sync, or could not be read. */
   readonly skipped: number;
+  /** Why no chunk got a vector, when none could (too few chunks to learn the builtin table from). */
+  readonly reason?: string;
   /** Live chunks of the index, and how many have a vector now. */
   readonly chunks: number;
   readonly vectors: number;
@@ -79,10 +83,11 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
         await embedder.train(known, docs.length);
         trained = true;
       } catch (error) {
-        // Too small to learn from: no vectors, lexical search as before.
+        // Too small to learn from: no vectors, lexical search as before, and the summary says why.
         if (!isRepodexError(error) || error.code !== 'EMBEDDER_FAILED') throw error;
-        appendBuildLog(ctx.paths.dataDir, `embed: ${error.detail ?? error.message}`);
-        return summary(embedder, { embedded: 0, reused: 0, skipped: docs.length, chunks: docs.length, vectors: 0, trained: false, started });
+        const reason = tooSmallToEmbed(embedder, docs.length) ?? error.detail ?? error.message;
+        appendBuildLog(ctx.paths.dataDir, `embed: ${reason}`);
+        return summary(embedder, { embedded: 0, reused: 0, skipped: docs.length, chunks: docs.length, vectors: 0, trained: false, reason, started });
       }
     }
     const vectors = store.vectors(embedder);
@@ -169,6 +174,17 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
   }
 }
 
+/**
+ * Why `embedder` can make no vectors for an index of `chunks` live chunks, or undefined when it
+ * can: the builtin embedder learns its table from the repository's own chunks and needs a minimum
+ * of them (a sync cannot help until the repository grows). What the sync summary, `status` and
+ * vector searches say instead of "run `repodex sync`".
+ */
+export function tooSmallToEmbed(embedder: Embedder, chunks: number): string | undefined {
+  if (!isLearning(embedder) || chunks >= MIN_TRAINING_CHUNKS || !embedder.needsTraining(chunks)) return undefined;
+  return `too few chunks for the builtin embedder to learn from: it needs at least ${MIN_TRAINING_CHUNKS}, this index has ${chunks} (vectors come once the repository has that many; bm25 search works as before)`;
+}
+
 function summary(embedder: Embedder, parts: Omit<EmbedSummary, 'engine' | 'model' | 'dim' | 'duration_ms'> & { started: number }): EmbedSummary {
   const { started, ...rest } = parts;
   return { engine: embedder.engine, model: embedder.model, dim: embedder.dim, ...rest, duration_ms: Math.round(performance.now() - started) };
@@ -232,7 +248,7 @@ function readLines(ctx: RepoContext, path: string): string[] | undefined {
   // Unreadable: counted as skipped; the next sync sees the file's new state.
   const bytes = readRegularFile(join(ctx.paths.root, path), ctx.limits.max_file_bytes);
   if (!bytes) return undefined;
-  let text = normalizeNewlines(bytes.toString('utf8'));
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  return splitLines(text);
+  // Decoded as the sync decoded it, or no chunk of a Latin-1 file would hash to what the index holds.
+  const text = decodeSource(bytes);
+  return text === undefined ? undefined : splitLines(text);
 }

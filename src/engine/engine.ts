@@ -23,7 +23,7 @@ import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../s
 import { ANN_FROM, DocVectors } from '../vector/doc-vectors.js';
 import { type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics, readAnalytics } from './analytics.js';
-import type { EmbedSummary } from './embed.js';
+import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
@@ -280,7 +280,9 @@ export class Engine {
     }
     const view = await this.usableView();
     if (!manifest || manifest.engine !== embedder.engine || manifest.model !== embedder.model || manifest.dim !== embedder.dim || !view) {
-      return { state: running ? 'building' : 'missing', ...identity, ...base, chunks: view?.stats.chunkCount ?? 0, files: view?.stats.fileCount ?? 0 };
+      // A repository too small to learn from has no vectors, and a sync will not change that: say why.
+      const tooSmall = view && !running ? tooSmallToEmbed(embedder, view.stats.chunkCount) : undefined;
+      return { state: running ? 'building' : 'missing', ...identity, ...(tooSmall ? { problem: tooSmall } : {}), ...base, chunks: view?.stats.chunkCount ?? 0, files: view?.stats.fileCount ?? 0 };
     }
     // The manifest still describes the vectors (same generation, nothing appended since) and
     // below the graph threshold searches scan: its counts answer without loading every vector.
@@ -458,7 +460,8 @@ export class Engine {
         made = undefined;
       }
       const other = made !== undefined && made !== embedder.model ? ` (the vectors on disk were made by ${made})` : '';
-      const next = running ? 'embedding is running' : this.embedProblem ? `the last embedding run failed: ${this.embedProblem}` : 'run `repodex sync` to embed';
+      const tooSmall = running ? undefined : tooSmallToEmbed(embedder, view.stats.chunkCount);
+      const next = running ? 'embedding is running' : tooSmall ? tooSmall : this.embedProblem ? `the last embedding run failed: ${this.embedProblem}` : 'run `repodex sync` to embed';
       warnings.push(`no chunk vectors from ${embedder.engine} ${embedder.model} yet${other}: ${next}; answered with bm25`);
       return undefined;
     }

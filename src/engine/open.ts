@@ -1,6 +1,6 @@
 import { RepodexError } from '../core/errors.js';
 import type { RepoContext } from './context.js';
-import { numberLines, readLimitsOf, readRepoFile } from './read-file.js';
+import { diskRefusal, numberLines, readLimitsOf, readRepoFile } from './read-file.js';
 
 /** The answer to `open`: a bounded, numbered line range of one file, or why it was refused. */
 export type OpenReport =
@@ -29,7 +29,7 @@ export type OpenReport =
 export async function openFile(ctx: RepoContext, path: string, start = 1, end?: number): Promise<OpenReport> {
   if (end !== undefined && end < start) throw new RepodexError('BAD_REQUEST', `end_line ${end} is before start_line ${start}`);
   const read = await readRepoFile(ctx.guard, path, readLimitsOf(ctx));
-  if (!read.ok) return { path, blocked: read.blocked, error: read.reason, hint: read.hint };
+  if (!read.ok) return diskRefusal({ path, blocked: read.blocked, error: read.reason, hint: read.hint });
   const total = read.lines.length;
   if (start > Math.max(total, 1)) {
     throw new RepodexError('BAD_REQUEST', `start_line ${start} is past the end of ${read.path} (${total} ${total === 1 ? 'line' : 'lines'})`);

@@ -3,7 +3,7 @@ import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageOf } from '../scan/language.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
-import { readLimitsOf, readRepoFile } from './read-file.js';
+import { diskRefusal, readLimitsOf, readRepoFile } from './read-file.js';
 import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
 
 /** The answer to `outline`: a file's declarations, or why it could not be read. */
@@ -26,7 +26,7 @@ export type OutlineReport =
  */
 export async function outlineFile(ctx: RepoContext, view: IndexView | undefined, path: string): Promise<OutlineReport> {
   const checked = ctx.guard.check(path);
-  if (!checked.ok) return { path, blocked: checked.blocked, error: checked.reason, hint: checked.hint };
+  if (!checked.ok) return diskRefusal({ path, blocked: checked.blocked, error: checked.reason, hint: checked.hint });
   const language = languageOf(checked.path);
   if (!hasAdapter(language)) {
     return { path: checked.path, blocked: false, error: `no outline for ${language} files`, hint: 'outline supports TypeScript, TSX, JavaScript, Python, Go, Rust, Java, C, C++, C#, Ruby and PHP' };
@@ -43,7 +43,7 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
     }
   }
   const read = await readRepoFile(ctx.guard, checked.path, readLimitsOf(ctx));
-  if (!read.ok) return { path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint };
+  if (!read.ok) return diskRefusal({ path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint });
   await loadLanguages([language]);
   const analysis = analyze(language, read.lines.join('\n'));
   return { path: read.path, language, parsed: analysis.ok, source: 'parse', symbols: analysis.symbols, blocked: false };

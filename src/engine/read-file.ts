@@ -48,6 +48,17 @@ export async function readRepoFile(guard: PathGuard, path: string, limits: ReadL
   }
 }
 
+/**
+ * A refusal as a read from the disk (`open`, `outline`) gives it. The guard's hint for a missing
+ * file suggests `repodex sync`, which helps a read through the index (`fetch`) but cannot bring a
+ * file back for one that reads the disk: that one says how to find the right path instead.
+ */
+export function diskRefusal<T extends { readonly path: string; readonly blocked: boolean; readonly error: string; readonly hint: string }>(refusal: T): T {
+  if (refusal.blocked || !refusal.error.endsWith(' does not exist')) return refusal;
+  const name = refusal.path.split(/[\\/]/).filter((part) => part !== '').pop() ?? refusal.path;
+  return { ...refusal, hint: `check the path, or list files with a glob such as ${JSON.stringify(`**/${name}`)} to find it by name` };
+}
+
 /** What a refusal for a credential tells the caller to do. */
 export const SECRET_HINT = 'files holding credentials are never indexed or served; read it yourself if you really need it';
 

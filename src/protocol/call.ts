@@ -88,11 +88,53 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs };
 }
 
-/** Record a call that was refused before it could run (arguments that do not validate): such calls are logged too. */
+/** Longest op, tool or field name a refused call records: a client may send anything as a name. */
+const MAX_NAME_CHARS = 64;
+/** Most argument fields a refused call records: a client may send any number of them. */
+const MAX_REFUSED_FIELDS = 20;
+/** Most characters of an unreadable line the log keeps, to show how it began. */
+const MAX_LINE_PREVIEW_CHARS = 200;
+
+function boundedName(name: string): string {
+  return name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}…` : name;
+}
+
+/**
+ * Record a call that was refused before it could run (an unknown op or tool, arguments that do
+ * not validate): such calls are logged too, with names and the number of fields bounded, since
+ * they are what a client chose to send. Returns the call's request id.
+ */
 export function recordRefused(engine: Engine, context: { readonly frontend: string; readonly tool?: string }, op: string, args: Record<string, unknown>): string {
   const requestId = randomUUID();
-  recordCall(engine, context, { time: new Date().toISOString(), request_id: requestId, op, args, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
+  const fields = Object.entries(args);
+  const kept = Object.fromEntries(fields.slice(0, MAX_REFUSED_FIELDS).map(([name, value]) => [boundedName(name), value]));
+  if (fields.length > MAX_REFUSED_FIELDS) kept['…'] = `${fields.length - MAX_REFUSED_FIELDS} more fields`;
+  const who = { frontend: context.frontend, ...(context.tool !== undefined ? { tool: boundedName(context.tool) } : {}) };
+  recordCall(engine, who, { time: new Date().toISOString(), request_id: requestId, op: boundedName(op), args: kept, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
   return requestId;
+}
+
+const lenientUtf8 = new TextDecoder('utf-8');
+
+/** Text cut anywhere, without half of a surrogate pair at its end (that would not be valid text). */
+function wholeCharacters(text: string): string {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
+}
+
+/**
+ * Record a line a server could not read as a request at all (not UTF-8, not JSON, not a request
+ * object, over the size limit): no op, and as arguments what was wrong, the line's length in bytes
+ * (when known) and how it began — as text (bytes that are not UTF-8 shown as U+FFFD), at most 200 characters.
+ */
+export function recordUnreadable(engine: Engine, frontend: string, problem: string, line: { readonly bytes?: number; readonly head?: Uint8Array | string }): string {
+  const args: Record<string, unknown> = { problem, ...(line.bytes !== undefined ? { bytes: line.bytes } : {}) };
+  if (line.head !== undefined && line.head.length > 0) {
+    // Four bytes a character at most: enough bytes for the preview, never the whole line.
+    const text = typeof line.head === 'string' ? line.head.slice(0, MAX_LINE_PREVIEW_CHARS + 1) : lenientUtf8.decode(line.head.subarray(0, 4 * (MAX_LINE_PREVIEW_CHARS + 1)));
+    args.line = text.length > MAX_LINE_PREVIEW_CHARS ? `${wholeCharacters(text.slice(0, MAX_LINE_PREVIEW_CHARS - 1))}…` : text;
+  }
+  return recordRefused(engine, { frontend }, '', args);
 }
 
 /** One audit-log line for a call: who called (front end, tool name), with the arguments sanitized. */

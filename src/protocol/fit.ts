@@ -76,9 +76,10 @@ export function fitResponse<T>(op: Op, data: T, maxBytes: number): Fitted<T> {
       return { data: result.data, warning: `${over}: listed ${result.kept} of ${result.total} symbols; open the file to read the rest` };
     }
     case 'bundle': {
-      const result = cut('excerpts', false, () => ({}));
-      const warnings = [...((record.warnings as string[]) ?? []), `${over}: kept ${result.kept} of ${result.total} excerpts; ask for a smaller max_lines or max_files`];
-      return { data: { ...(result.data as Data), warnings } as T, warning: warnings.at(-1) };
+      const fitted = fitBundle(record, maxBytes);
+      const shortened = fitted.shortened === undefined ? '' : `, the last cut to ${fitted.shortened} lines`;
+      const warnings = [...((record.warnings as string[]) ?? []), `${over}: kept ${fitted.kept} of ${fitted.total} excerpts${shortened}; ask for a smaller max_lines or max_files`];
+      return { data: { ...fitted.data, warnings } as T, warning: warnings.at(-1) };
     }
     case 'audit': {
       const result = cut('entries', true, () => ({ truncated: true }));
@@ -93,4 +94,40 @@ export function fitResponse<T>(op: Op, data: T, maxBytes: number): Fitted<T> {
       return { data: result.data, warning: `${over}: ${longest[0]} cut to ${result.kept} of ${result.total}` };
     }
   }
+}
+
+/**
+ * A bundle cut to the cap: excerpts whole, in rank order, while they fit; the first that does not
+ * fit keeps the lines that do (long lines, minified code, can make one excerpt bigger than the whole
+ * cap: it is shortened, not dropped); the rest are left out and listed in `omitted`. `used` counts
+ * what is left.
+ */
+function fitBundle(record: Data, maxBytes: number): { data: Data; kept: number; total: number; shortened: number | undefined } {
+  const excerpts = record.excerpts as Data[];
+  const omitted = record.omitted as Data[];
+  // Room for the warning and the `omitted` entries the cut adds.
+  const dropped = excerpts.map((excerpt) => ({ path: excerpt.path, reason: `response cap (${maxBytes} bytes): ${String(excerpt.citation)} left out` }));
+  let room = maxBytes - bytes({ ...record, excerpts: [], omitted: [...omitted, ...dropped] }) - 256;
+  const kept: Data[] = [];
+  let shortened: number | undefined;
+  for (const excerpt of excerpts) {
+    const size = bytes(excerpt) + 1;
+    if (size <= room) {
+      kept.push(excerpt);
+      room -= size;
+      continue;
+    }
+    const lines = excerpt.lines as string[];
+    const fit = fitting(lines, room - bytes({ ...excerpt, lines: [], citation: `${String(excerpt.citation)}000000` }) - 1);
+    if (fit > 0) {
+      const start = excerpt.start_line as number;
+      const end = start + fit - 1;
+      kept.push({ ...excerpt, lines: lines.slice(0, fit), end_line: end, citation: `${String(excerpt.path)}:${start}-${end}`, truncated: true });
+      shortened = fit;
+    }
+    break;
+  }
+  const leftOut = dropped.slice(kept.length);
+  const used = { files: new Set(kept.map((excerpt) => excerpt.path)).size, lines: kept.reduce((sum, excerpt) => sum + (excerpt.lines as string[]).length, 0) };
+  return { data: { ...record, excerpts: kept, omitted: [...omitted, ...leftOut], used }, kept: kept.length, total: excerpts.length, shortened };
 }

@@ -5,6 +5,22 @@
 export type { Engine } from '../engine/engine.js';
 export type { SyncEvent } from '../engine/sync.js';
 export { type HandleOptions, handle, isRefusal } from './dispatch.js';
-export { type CallContext, type CallError, type CallResult, call, recordRefused } from './call.js';
+export { type CallContext, type CallError, type CallResult, call, recordRefused, recordUnreadable } from './call.js';
 export { RESPONSES, type ResponseOf } from './responses.js';
-export { DEFAULTS, OPS, type Op, Request, type RequestOf, describeIssues } from './schemas.js';
+export {
+  AuditRequest,
+  BundleRequest,
+  CAPS,
+  DEFAULTS,
+  FilesRequest,
+  OPS,
+  type Op,
+  OpenRequest,
+  OutlineRequest,
+  Request,
+  type RequestOf,
+  SearchRequest,
+  SyncRequest,
+  describeIssues,
+  wholeNumber,
+} from './schemas.js';

@@ -65,6 +65,7 @@ export const SyncResponse = z.object({
         chunks: z.int(),
         vectors: z.int(),
         trained: z.boolean(),
+        reason: z.optional(z.string()),
         duration_ms: z.number(),
       }),
       z.object({ error: z.string() }),

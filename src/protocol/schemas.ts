@@ -2,7 +2,6 @@ import { EMBEDDING_PROVIDERS } from '../core/config.js';
 import * as z from 'zod/mini';
 import { LANGUAGES } from '../scan/language.js';
 import { DEFAULT_TOP_K, MAX_QUERY_CHARS } from '../search/search.js';
-import { LIMITS } from '../core/limits.js';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from '../engine/audit.js';
 import { MAX_BUNDLE_LINES } from '../engine/engine.js';
 import { MAX_FETCH_LINES } from '../engine/fetch.js';
@@ -12,18 +11,33 @@ export { describeIssues } from '../core/issues.js';
 
 /**
  * The one contract: every front end (CLI flags, JSONL lines, MCP calls, HTTP bodies) parses its
- * input with these schemas once, at the edge. Caps are applied here (`top_k` above 20 becomes 20,
- * seed 000), so the engine only ever sees valid, bounded requests.
+ * input with these schemas once, at the edge. Fixed caps are applied here (`max_lines` above 120
+ * becomes 120); the caps a server sets (`top_k`, `max_files`) are applied by the engine, and the
+ * answer says so in `warnings` when one cut a request.
  */
 
 const requestId = z.optional(
-  z.union([z.string().check(z.maxLength(256, 'at most 256 characters')), z.number()], { error: 'must be a string or a number' }),
+  z.union([z.string().check(z.maxLength(256, 'must be at most 256 characters')), z.number()], { error: 'must be a string or a number' }),
 );
 
-/** An integer at least 1, capped (not rejected) at `cap`. */
+/**
+ * A whole number of at least `min`, and at most `max` when given. A number too large to count
+ * exactly (`1e308`) is still whole: it is "at most `max`" that it fails, or the cap that takes it,
+ * never "must be a whole number". JSON Schema calls it an integer.
+ */
+export function wholeNumber(min: number, max?: number): z.ZodMiniNumber<number> {
+  const schema = z.number('must be a number').check(
+    z.refine((n: number) => Number.isInteger(n), { error: (issue) => `must be a whole number, got ${String(issue.input)}`, abort: true }),
+    z.minimum(min, `must be at least ${min}`),
+    ...(max === undefined ? [] : [z.maximum(max, `must be at most ${max}`)]),
+  );
+  return schema.register(z.globalRegistry, { type: 'integer' } as never);
+}
+
+/** A whole number at least 1, capped (not rejected) at `cap`. */
 const cappedCount = (cap: number) =>
   z.pipe(
-    z.int('must be a whole number').check(z.minimum(1, 'must be at least 1')),
+    wholeNumber(1),
     z.transform((n: number) => Math.min(n, cap)),
   );
 
@@ -53,11 +67,11 @@ export const SearchRequest = z.strictObject({
   op: z.literal('search'),
   id: requestId,
   // Bug reports with stack traces and pasted diffs run long; the search weighs their terms (selectQueryTerms).
-  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(MAX_QUERY_CHARS, `at most ${MAX_QUERY_CHARS} characters`)),
-  // Capped again by the engine at the max_search_hits limit (20 by default).
-  top_k: z.optional(cappedCount(LIMITS.max_search_hits.max)),
+  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(MAX_QUERY_CHARS, `must be at most ${MAX_QUERY_CHARS} characters`)),
+  // Capped by the engine at the max_search_hits limit (20 by default), with a warning when that cut the request.
+  top_k: z.optional(wholeNumber(1)),
   mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),
-  glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+  glob: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(1024, 'must be at most 1024 characters'))),
   lang: z.optional(z.enum(LANGUAGES)),
 });
 
@@ -71,17 +85,17 @@ export const FetchRequest = z.strictObject({
         z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'),
       ),
     )
-    .check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000)),
+    .check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000, 'must list at most 1000 chunk ids')),
   max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
 
-const lineNumber = z.int('must be a whole number').check(z.minimum(1, 'must be at least 1'));
+const lineNumber = wholeNumber(1);
 
 /** `open`: a bounded line range of any file under the root (sandboxed, denylisted). */
 export const OpenRequest = z.strictObject({
   op: z.literal('open'),
   id: requestId,
-  path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096)),
+  path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096, 'must be at most 4096 characters')),
   start_line: z.optional(lineNumber),
   end_line: z.optional(lineNumber),
 });
@@ -90,14 +104,14 @@ export const OpenRequest = z.strictObject({
 export const OutlineRequest = z.strictObject({
   op: z.literal('outline'),
   id: requestId,
-  path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096)),
+  path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096, 'must be at most 4096 characters')),
 });
 
 /** `files`: catalogued files, optionally filtered by glob. */
 export const FilesRequest = z.strictObject({
   op: z.literal('files'),
   id: requestId,
-  glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
+  glob: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(1024, 'must be at most 1024 characters'))),
   limit: z.optional(cappedCount(MAX_FILES_LIMIT)),
   /** List files and folders whose name starts with "." too (default false). */
   include_hidden: z.optional(z.boolean()),
@@ -107,9 +121,9 @@ export const FilesRequest = z.strictObject({
 export const BundleRequest = z.strictObject({
   op: z.literal('bundle'),
   id: requestId,
-  prompt: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(65_536, 'at most 65536 characters')),
-  // Capped again by the engine at the max_bundle_files limit.
-  max_files: z.optional(cappedCount(LIMITS.max_bundle_files.max)),
+  prompt: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(65_536, 'must be at most 65536 characters')),
+  // Capped by the engine at the max_bundle_files limit, with a warning when that cut the request.
+  max_files: z.optional(wholeNumber(1)),
   max_lines: z.optional(cappedCount(MAX_BUNDLE_LINES)),
   include_tests: z.optional(z.boolean()),
 });
@@ -118,7 +132,7 @@ export const BundleRequest = z.strictObject({
 export const AuditRequest = z.strictObject({
   op: z.literal('audit'),
   id: requestId,
-  since: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+  since: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(64, 'must be at most 64 characters'))),
   limit: z.optional(cappedCount(MAX_AUDIT_LIMIT)),
 });
 
@@ -146,6 +160,9 @@ export type Op = Request['op'];
 export type RequestOf<O extends Op> = Extract<Request, { op: O }>;
 /** The operations served over the wire (JSONL, and the servers to come); `init` and `clean` are CLI-only. */
 export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files', 'bundle', 'audit', 'verify'];
+
+/** The fixed caps of request fields, for front ends that advertise them (MCP input schemas). */
+export const CAPS = { fetch_lines: MAX_FETCH_LINES, files_limit: MAX_FILES_LIMIT, bundle_lines: MAX_BUNDLE_LINES, audit_limit: MAX_AUDIT_LIMIT } as const;
 
 /** Defaults applied by the engine when a request leaves a field out. */
 export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT, audit_limit: DEFAULT_AUDIT_LIMIT } as const;

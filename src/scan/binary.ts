@@ -22,19 +22,69 @@ const MAGIC: readonly (readonly number[])[] = [
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Why a file's first bytes make it binary, or undefined for text. */
+/**
+ * Why a file's first bytes make it binary, or undefined for text. Text is UTF-8, or single-byte
+ * text in a legacy encoding (`textEncoding`): a Latin-1 `é` in a comment does not make a source
+ * file binary; invalid UTF-8 alongside control bytes or mostly non-ASCII bytes does.
+ */
 export function sniffBinary(bytes: Uint8Array): 'nul-byte' | 'magic-bytes' | 'invalid-utf8' | undefined {
   const head = bytes.subarray(0, SNIFF_BYTES);
   for (const magic of MAGIC) {
     if (head.length >= magic.length && magic.every((byte, i) => head[i] === byte)) return 'magic-bytes';
   }
   if (head.includes(0)) return 'nul-byte';
+  if (isUtf8(head, bytes.length > head.length) || isSingleByteText(head)) return undefined;
+  return 'invalid-utf8';
+}
+
+/** How a text file's bytes are decoded: UTF-8, or Windows-1252 (Latin-1's superset, what legacy editors write) when its first 8 KiB are not UTF-8. */
+export type TextEncoding = 'utf-8' | 'windows-1252';
+
+/** The encoding of a file `sniffBinary` found to be text, decided on the same first 8 KiB. */
+export function textEncoding(bytes: Uint8Array): TextEncoding {
+  const head = bytes.subarray(0, SNIFF_BYTES);
+  return isUtf8(head, bytes.length > head.length) ? 'utf-8' : 'windows-1252';
+}
+
+function isUtf8(head: Uint8Array, truncated: boolean): boolean {
   try {
-    decoder.decode(trimPartialSequence(head, bytes.length > head.length));
+    decoder.decode(trimPartialSequence(head, truncated));
+    return true;
   } catch {
-    return 'invalid-utf8';
+    return false;
   }
-  return undefined;
+}
+
+/** At most this share of single-byte text may lie outside ASCII (accented letters in comments and strings). */
+const MAX_NON_ASCII_SHARE = 0.25;
+
+/**
+ * Whether bytes read as text in a single-byte encoding: no control bytes but tab, line feed,
+ * vertical tab, form feed, carriage return and escape; no DEL and none of the five bytes
+ * Windows-1252 leaves undefined; and mostly ASCII. Binary data breaks the first rule within a few
+ * dozen bytes.
+ */
+function isSingleByteText(head: Uint8Array): boolean {
+  let nonAscii = 0;
+  for (const byte of head) {
+    if (byte < 0x20) {
+      if (byte < 0x09 || (byte > 0x0d && byte !== 0x1b)) return false;
+    } else if (byte === 0x7f || byte === 0x81 || byte === 0x8d || byte === 0x8f || byte === 0x90 || byte === 0x9d) {
+      return false;
+    } else if (byte > 0x7f) {
+      nonAscii++;
+    }
+  }
+  return nonAscii <= head.length * MAX_NON_ASCII_SHARE;
+}
+
+/** Windows-1252's characters for bytes 0x80–0x9F (the rest of the encoding is Latin-1); its five undefined bytes stay as they are. */
+const WINDOWS_1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+/** Bytes decoded as Windows-1252 (Node's decoder for that label decodes plain Latin-1, so 0x80–0x9F are mapped here). */
+export function decodeWindows1252(bytes: Uint8Array): string {
+  // The C1 range is where Latin-1 decoding leaves the bytes Windows-1252 gives characters of its own.
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1').replace(/[\x80-\x9f]/g, (ch) => WINDOWS_1252_HIGH[ch.charCodeAt(0) - 0x80]!);
 }
 
 /** Drop a multi-byte UTF-8 sequence cut off by the sniff window, so it is not mistaken for garbage. */

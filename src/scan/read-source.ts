@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { errorMessage } from '../core/errors.js';
 import { decodeText } from '../text/normalize.js';
-import { sniffBinary } from './binary.js';
+import { decodeWindows1252, sniffBinary, textEncoding } from './binary.js';
 
 /** A source file read the one way indexing and serving both read files, or why it was refused. */
 export type SourceRead =
@@ -18,7 +18,7 @@ export interface ReadLimits {
 /**
  * Read a file for indexing or serving: its size and link count are checked on the open descriptor
  * before a byte is read (a 1.5 GB log costs one fstat, not 1.5 GB of memory), then binaries (NUL,
- * magic bytes, invalid UTF-8 in the first 8 KiB) are refused, and the text is decoded and
+ * magic bytes, neither UTF-8 nor single-byte text in the first 8 KiB) are refused, and the text is decoded and
  * normalized (BOM dropped, CRLF/CR → LF) exactly as at indexing time. A file with more than one
  * hard link is refused unless allowed: a path denylist cannot see that `notes.txt` is also
  * `.env`, or a key outside the repository. Credentials in the text are the caller's to check
@@ -56,6 +56,13 @@ export function readSource(absolute: string, limits: ReadLimits): SourceRead {
   } finally {
     closeSync(fd);
   }
-  if (sniffBinary(bytes) !== undefined) return { ok: false, state: 'binary', reason: 'binary file', bytes: bytes.length };
-  return { ok: true, text: decodeText(bytes), bytes: bytes.length };
+  const text = decodeSource(bytes);
+  if (text === undefined) return { ok: false, state: 'binary', reason: 'binary file', bytes: bytes.length };
+  return { ok: true, text, bytes: bytes.length };
+}
+
+/** A file's bytes as the index reads them (UTF-8, or Windows-1252 for legacy single-byte text), or undefined for a binary file. */
+export function decodeSource(bytes: Uint8Array): string | undefined {
+  if (sniffBinary(bytes) !== undefined) return undefined;
+  return decodeText(bytes, textEncoding(bytes) === 'windows-1252' ? decodeWindows1252 : undefined);
 }

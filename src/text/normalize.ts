@@ -13,9 +13,12 @@ export function splitLines(text: string): string[] {
 
 const utf8 = new TextDecoder('utf-8');
 
-/** Decoded, normalized text of a file's bytes (BOM dropped, CRLF/CR → LF): the one rule for indexing and serving. */
-export function decodeText(bytes: Uint8Array): string {
-  let text = utf8.decode(bytes);
+/**
+ * Decoded, normalized text of a file's bytes (BOM dropped, CRLF/CR → LF): the one rule for indexing
+ * and serving. `decodeLegacy` decodes a file that is not UTF-8 (scan/binary.ts decides which).
+ */
+export function decodeText(bytes: Uint8Array, decodeLegacy?: (bytes: Uint8Array) => string): string {
+  let text = decodeLegacy ? decodeLegacy(bytes) : utf8.decode(bytes);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   return normalizeNewlines(text);
 }

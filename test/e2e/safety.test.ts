@@ -181,7 +181,8 @@ describe('scanner rules', () => {
       'src/ok.ts': 'export const zqxplainfile = 1;\n',
       'src/nul.ts': Buffer.concat([Buffer.from('export const zqxnulbyte = 1;\n'), Buffer.from([0, 1, 2]), Buffer.from('\n')]),
       'src/image.md': Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('\nzqxpngmagic\n')]),
-      'src/latin1.ts': Buffer.concat([Buffer.from('export const zqxbadutf = "caf'), Buffer.from([0xe9, 0xff]), Buffer.from('";\n')]),
+      // Not UTF-8, and control bytes too: binary. (Latin-1 text without them is indexed: test/regression/n20-latin1-source.test.ts.)
+      'src/badutf.ts': Buffer.concat([Buffer.from('export const zqxbadutf = "caf'), Buffer.from([0xe9, 0xff, 0x01, 0x02]), Buffer.from('";\n')]),
       'src/big.ts': `export const zqxtoolarge = 1;\n${'// padding\n'.repeat(300)}`,
       'src/edge.ts': atLimit + '/'.repeat(2000 - atLimit.length - 1) + '\n',
       'src/types.d.ts': 'export declare const zqxdeclaration: number;\n',

@@ -33,8 +33,15 @@ describe('golden ranking', () => {
     engine = createEngine({ root });
   });
 
-  it('has 30 queries over the vendored corpus', () => {
-    expect(queries).toHaveLength(30);
+  // Skipped (visibly) while expected.json is being rewritten by the test below.
+  it.skipIf(UPDATE)('has 30 distinct queries over the vendored corpus, each with top files that exist there, and expected.json holds exactly them', () => {
+    expect(new Set(queries).size).toBe(30);
+    const expected = JSON.parse(readFileSync(EXPECTED, 'utf8')) as Record<string, string[]>;
+    expect(Object.keys(expected).sort()).toEqual([...queries].sort());
+    for (const [q, files] of Object.entries(expected)) {
+      expect(files.length, q).toBeGreaterThan(0);
+      for (const file of files) expect(existsSync(join(HERE, 'corpus', file)), `${q}: ${file}`).toBe(true);
+    }
   });
 
   it('gives every query the top-5 files in expected.json', async () => {

@@ -1,8 +1,10 @@
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEngine, createServerEngine } from '../../compose.js';
 import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
+import { normalizeRelativePath } from '../../safety/path-guard.js';
 import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
 import { LIMITS, LIMIT_NAMES, limitProblem } from '../../core/limits.js';
 import { serveJsonl } from '../jsonl/server.js';
@@ -26,6 +28,7 @@ import {
   printSyncSummary,
   printVerify,
   printWatchSync,
+  shellWord,
 } from './printers.js';
 import { progressBar } from './progress.js';
 import { type Style, styleFor } from './style.js';
@@ -59,7 +62,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       'Stale when a file was added, removed or changed (size or mtime: a touched file counts until the next',
       'sync), .repodex/config.json or the indexing rules changed, git HEAD moved, or the index is damaged',
       '(every checksum is checked). Shows the indexed commit against HEAD.',
-      'Then the vectors (seed 003): Ready, Building, Stale, Missing or Off, model, coverage, size, whether',
+      'Then the vectors: Ready, Building, Stale, Missing or Off (with the reason), model, coverage, size, whether',
       'vector queries scan every vector or use the nearest-neighbour graph (embeddings.ann_from), and',
       'query analytics.',
     ].join('\n'),
@@ -94,7 +97,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       'then each signal that moved it (path:T, name:T, file:+T, history:T, form:F→T, mention:×2, role:R×W).',
       '  --q QUERY        the query (or give it as the first argument)',
       '  --top-k N        results to return (default 20, at most 20; at most 2 per file)',
-      '  --mode M         bm25 (default), idf (seed formula), vector (nearest chunk embeddings) or hybrid',
+      '  --mode M         bm25 (default), idf (plain inverse document frequency), vector (nearest chunk embeddings) or hybrid',
       '                   (bm25 and vector fused); vector and hybrid need `repodex sync` to have embedded',
       '                   the chunks, and answer with bm25 and a warning until then',
       '  --glob G         only paths matching G, e.g. "src/**/*.ts" or "*.py"',
@@ -204,7 +207,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   index: {
-    summary: 'seed 003 aliases: index build|query|status|clean|verify',
+    summary: 'other names: index build|query|status|clean|verify (= sync, search --mode hybrid, status, clean, verify)',
     usage: 'repodex index build [--force] [--embeddings P] | query "TEXT" [-k N] | status | clean | verify',
     details: [
       '  index build    = repodex sync (lexical index, then vectors)',
@@ -319,6 +322,35 @@ export function cliPath(root: string, typed: string, cwd = process.cwd()): strin
   return rel;
 }
 
+/**
+ * A refused `open`/`outline` of a path typed in a subfolder, with a better hint when the typed path
+ * names no file from here but does from the repository root (a root-relative path pasted into a
+ * subfolder): "did you mean <root-relative path>?", with the command that works from this folder.
+ */
+export function withPathSuggestion<T extends { readonly path: string }>(report: T, root: string, typed: string, command: 'open' | 'outline', cwd = process.cwd()): T {
+  if (!('error' in report) || (report as { blocked?: unknown }).blocked !== false) return report;
+  const fromHere = resolve(cwd, typed);
+  const fromRoot = normalizeRelativePath(typed);
+  if (fromRoot === undefined || isAbsolute(typed) || existsSync(fromHere)) return report;
+  const candidate = join(root, fromRoot);
+  if (candidate === fromHere || !statSync(candidate, { throwIfNoEntry: false })?.isFile()) return report;
+  const hint = `did you mean ${fromRoot} (a path from the repository root)? Paths are relative to the current folder: from here, repodex ${command} ${shellWord(relative(cwd, candidate))}`;
+  return { ...report, hint };
+}
+
+/**
+ * A refused answer split for printing: what was served (to stdout; undefined when nothing was)
+ * and what was refused (to stderr). Only `fetch` can be both: some chunks read, some refused.
+ */
+function splitRefusals<T>(op: Op, data: T): { answer: T | undefined; refused: T } {
+  if (op !== 'fetch') return { answer: undefined, refused: data };
+  const report = data as ResponseOf<'fetch'>;
+  const served = report.chunks.filter((chunk) => !('error' in chunk));
+  const refused = report.chunks.filter((chunk) => 'error' in chunk);
+  if (served.length === 0) return { answer: undefined, refused: data };
+  return { answer: { ...report, chunks: served } as T, refused: { ...report, chunks: refused, ignored_ids: [], warnings: [] } as T };
+}
+
 /** Output streams, injectable for tests. */
 export interface CliIo {
   readonly stdout: NodeJS.WriteStream;
@@ -399,20 +431,30 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too.
     const repoPath = (path: string): string => cliPath(engine.root, path);
     /** Run one request as a call (audit log, response cap); refusals print their answer and exit 1. */
-    const run = async <O extends Op>(request: RequestOf<O>, human: (data: ResponseOf<O>, style: Style) => string): Promise<number> => {
+    /**
+     * Run one request as a call (audit log, response cap). A refusal (a blocked or missing file, a
+     * chunk that is gone) exits 1 and, without --json, is printed on stderr only: `repodex open x > out`
+     * never writes an error into `out`. `refine` adjusts the answer for the terminal (hints in the
+     * caller's frame) before it is printed.
+     */
+    const run = async <O extends Op>(request: RequestOf<O>, human: (data: ResponseOf<O>, style: Style) => string, refine?: (data: ResponseOf<O>) => ResponseOf<O>): Promise<number> => {
       const result = await call(engine, request, { ...handleOptions, frontend: 'cli' });
       progress?.clear();
       if (result.data === undefined) return reportCallError(result.error!, json, io);
-      const synced = (result.data as { synced?: ResponseOf<'sync'> }).synced;
+      const data = refine ? refine(result.data) : result.data;
+      const synced = (data as { synced?: ResponseOf<'sync'> }).synced;
       if (synced && !json) io.stderr.write(`${printSyncSummary(humanSafe(synced))}\n`);
-      emit(result.data, human);
-      const own = (result.data as { warnings?: unknown }).warnings;
-      if (!json && !Array.isArray(own)) for (const warning of result.warnings) io.stderr.write(`repodex: warning: ${warning}\n`);
-      if (result.error) {
-        if (!json) io.stderr.write(`repodex: ${requestMessage(result.error)}\n`);
+      if (result.error && !json) {
+        const { answer, refused } = splitRefusals(request.op, data);
+        if (answer !== undefined) emit(answer, human);
+        io.stderr.write(`${human(humanSafe(refused), styleFor(io.stderr))}\n`);
         return 1;
       }
-      return request.op === 'verify' && !(result.data as ResponseOf<'verify'>).ok ? 1 : 0;
+      emit(data, human);
+      const own = (data as { warnings?: unknown }).warnings;
+      if (!json && !Array.isArray(own)) for (const warning of result.warnings) io.stderr.write(`repodex: warning: ${warning}\n`);
+      if (result.error) return 1;
+      return request.op === 'verify' && !(data as ResponseOf<'verify'>).ok ? 1 : 0;
     };
     switch (name) {
       case 'init':
@@ -443,12 +485,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'open needs exactly one path: repodex open src/index.ts --start 10 --end 40');
         const start = toInt('--start', values.start as string | undefined);
         const end = toInt('--end', values.end as string | undefined);
-        return await run(parseRequest({ op: 'open', path: repoPath(path), start_line: start, end_line: end }), printOpen);
+        // Hints name the path as typed here: `repodex open fetch.ts --start 3` works from this folder.
+        return await run(
+          parseRequest({ op: 'open', path: repoPath(path), start_line: start, end_line: end }),
+          (report, style) => printOpen(report, style, path),
+          (report) => withPathSuggestion(report, engine.root, path, 'open'),
+        );
       }
       case 'outline': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'outline needs exactly one path: repodex outline src/router.ts');
-        return await run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline);
+        return await run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline, (report) => withPathSuggestion(report, engine.root, path, 'outline'));
       }
       case 'files':
         return await run(
@@ -490,7 +537,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-/** `index build|query|status|clean|verify` (seed 003) as the commands they stand for. */
+/** `index build|query|status|clean|verify` (the names of the semantic-search plan) as the commands they stand for. */
 function indexAlias(args: readonly string[]): string[] {
   const [sub = '', ...rest] = args;
   const routes: Record<string, string> = { build: 'sync', query: 'search', status: 'status', clean: 'clean', verify: 'verify' };

@@ -1,6 +1,6 @@
 import { bundleMarkdown } from '../../bundle/markdown.js';
 import type { ResponseOf } from '../../protocol/index.js';
-import { type Style, formatBytes, formatCount, formatDuration, formatRelative } from './style.js';
+import { type Style, formatBytes, formatCount, formatDuration, formatNoun, formatRelative } from './style.js';
 
 /** Human output of `init`. */
 export function printInit(report: ResponseOf<'init'>): string {
@@ -26,7 +26,7 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
   if (report.indexed) {
     rows.push(['last sync', `${report.last_sync ? formatRelative(report.last_sync) : '?'} (generation ${report.generation})`]);
     rows.push(['files', `${formatCount(report.files_indexed)} indexed, ${formatCount(report.files - report.files_indexed)} skipped`]);
-    rows.push(['chunks', `${formatCount(report.chunks)} in ${report.segments} segment${report.segments === 1 ? '' : 's'}`]);
+    rows.push(['chunks', `${formatCount(report.chunks)} in ${formatNoun(report.segments, 'segment')}`]);
     const ratio = report.source_bytes > 0 ? ` (${(report.size_on_disk / report.source_bytes).toFixed(2)}× source)` : '';
     rows.push(['size', `${formatBytes(report.size_on_disk)} on disk for ${formatBytes(report.source_bytes)} of source${ratio}`]);
   }
@@ -38,17 +38,19 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
   if (!report.auto_index) rows.push(['indexing', 'manual (REPODEX_INDEXING=0 or auto_index: false): searches do not refresh the index']);
   const semantic = report.semantic;
   if (semantic) {
-    // Seed 003's panel: Index state, last indexed, model and dimension, vectors and files, size, analytics.
+    // The vectors' panel: state, last indexed, model and dimension, vectors and files, size, analytics.
     const stateName = { ready: 'Ready', building: 'Building', stale: 'Stale', missing: 'Missing', off: 'Off' }[semantic.state];
     const colored = semantic.state === 'ready' ? style.green(stateName) : semantic.state === 'off' ? style.dim(stateName) : style.yellow(stateName);
-    const hint = semantic.state === 'missing' || semantic.state === 'stale' ? ' (run `repodex sync` to embed)' : semantic.state === 'off' ? ' (embeddings.provider: off)' : '';
+    // Missing vectors with a known cause say that cause: a sync would not help (too few chunks, an embedder that cannot run).
+    const why = semantic.state === 'missing' && semantic.problem ? semantic.problem : undefined;
+    const hint = why ? `: ${why}` : semantic.state === 'missing' || semantic.state === 'stale' ? ' (run `repodex sync` to embed)' : semantic.state === 'off' ? ' (embeddings.provider: off)' : '';
     rows.push(['vectors', `${colored}${hint}`]);
     if (semantic.state !== 'off') {
       rows.push(['last embedded', semantic.last_indexed ? formatRelative(semantic.last_indexed) : 'never']);
       rows.push(['model', `${semantic.engine ?? '?'} ${semantic.model ?? ''}${semantic.dim ? ` (${semantic.dim}-D)` : ''}`]);
-      rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatCount(semantic.chunks)} chunks, ${formatCount(semantic.files)} files, ${formatBytes(semantic.size_on_disk)} on disk`]);
+      rows.push(['coverage', `${formatCount(semantic.vectors)} of ${formatNoun(semantic.chunks, 'chunk')}, ${formatNoun(semantic.files, 'file')}, ${formatBytes(semantic.size_on_disk)} on disk`]);
       if (semantic.search) rows.push(['search', semantic.search === 'graph' ? 'nearest-neighbour graph (HNSW)' : 'exact scan of every vector']);
-      if (semantic.problem) rows.push(['embedder', style.red(semantic.problem)]);
+      if (semantic.problem && !why) rows.push(['embedder', style.red(semantic.problem)]);
     }
     const a = semantic.analytics;
     rows.push(['queries', a.queries === 0 ? 'none yet' : `${formatCount(a.queries)}, hit ratio ${Math.round((a.hit_ratio ?? 0) * 100)}% (${formatCount(a.misses)} without results), last ${a.last_query_ts ? formatRelative(a.last_query_ts) : '?'}`]);
@@ -71,23 +73,40 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
 
 const SHOWN_WARNINGS = 5;
 
+/** Longest path or reason a warning line shows whole: a path can be 4,096 characters and more. */
+const MAX_WARNING_CHARS = 160;
+
+/** A system error's reason without the path it repeats (`…, stat '/abs/<path>'`): the warning names the path already. */
+function withoutOwnPath(reason: string, path: string): string {
+  const quoted = /, \w+ '([^']*)'$/.exec(reason);
+  return quoted && quoted[1]!.endsWith(path) ? reason.slice(0, quoted.index) : reason;
+}
+
+/** Text cut in its middle to MAX_WARNING_CHARS, keeping both ends (where a path says most) and saying how long it was. */
+export function shortened(text: string): string {
+  if (text.length <= MAX_WARNING_CHARS) return text;
+  const half = Math.floor((MAX_WARNING_CHARS - 2) / 2);
+  return `${text.slice(0, half)}…${text.slice(text.length - half)} (${formatNoun(text.length, 'character')})`;
+}
+
 /** The embedding part of a sync summary: one line. */
 function printEmbedLine(embeddings: NonNullable<ResponseOf<'sync'>['embeddings']>): string {
   if ('error' in embeddings) return `vectors: not updated: ${embeddings.error}`;
+  if (embeddings.reason !== undefined && embeddings.vectors === 0) return `vectors: none, ${embeddings.reason}`;
   const learned = embeddings.trained ? ', table learned from the repository' : '';
-  return `vectors: ${formatCount(embeddings.vectors)} of ${formatCount(embeddings.chunks)} chunks (${formatCount(embeddings.embedded)} embedded, ${formatCount(embeddings.reused)} reused${embeddings.skipped ? `, ${formatCount(embeddings.skipped)} skipped` : ''}${learned}) by ${embeddings.engine} ${embeddings.model} in ${formatDuration(embeddings.duration_ms)}`;
+  return `vectors: ${formatCount(embeddings.vectors)} of ${formatNoun(embeddings.chunks, 'chunk')} (${formatCount(embeddings.embedded)} embedded, ${formatCount(embeddings.reused)} reused${embeddings.skipped ? `, ${formatCount(embeddings.skipped)} skipped` : ''}${learned}) by ${embeddings.engine} ${embeddings.model} in ${formatDuration(embeddings.duration_ms)}`;
 }
 
 /** The summary after a sync: one line, then the first few problem files. */
 export function printSyncSummary(summary: ResponseOf<'sync'>): string {
   let line: string;
   if (summary.mode === 'none') {
-    line = `index up to date: nothing changed (${formatCount(summary.files_unchanged)} files checked, ${formatCount(summary.chunks_total)} chunks) in ${formatDuration(summary.duration_ms)}`;
+    line = `index up to date: nothing changed (${formatNoun(summary.files_unchanged, 'file')} checked, ${formatNoun(summary.chunks_total, 'chunk')}) in ${formatDuration(summary.duration_ms)}`;
   } else {
-    const what = summary.mode === 'full' ? `rebuilt (${summary.full_reason ?? 'full'}): read ${formatCount(summary.files_scanned)} files` : `read ${formatCount(summary.files_scanned)} changed file${summary.files_scanned === 1 ? '' : 's'}`;
+    const what = summary.mode === 'full' ? `rebuilt (${summary.full_reason ?? 'full'}): read ${formatNoun(summary.files_scanned, 'file')}` : `read ${formatNoun(summary.files_scanned, 'changed file')}`;
     line = [
       what + (summary.files_removed > 0 ? `, dropped ${formatCount(summary.files_removed)} removed` : ''),
-      `→ ${formatCount(summary.chunks_total)} chunks (${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
+      `→ ${formatNoun(summary.chunks_total, 'chunk')} (${formatCount(summary.chunks_created)} new, ${formatCount(summary.chunks_unchanged)} unchanged, ${formatCount(summary.chunks_deleted)} deleted)`,
       `in ${formatDuration(summary.duration_ms)}`,
     ].join(' ');
     const notes: string[] = [];
@@ -101,9 +120,11 @@ export function printSyncSummary(summary: ResponseOf<'sync'>): string {
   }
   const lines = [line];
   if (summary.embeddings) lines.push(printEmbedLine(summary.embeddings));
-  // Name the first few problem files; --json lists them all (up to 50).
-  for (const error of summary.errors.slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${error.path}: ${error.reason}`);
-  if (summary.errors.length > SHOWN_WARNINGS) lines.push(`  … ${summary.errors.length - SHOWN_WARNINGS} more (repodex sync --json lists them)`);
+  // Name the first few problem files, one line each; --json lists every problem (up to 50).
+  const byPath = new Map<string, string[]>();
+  for (const error of summary.errors) byPath.set(error.path, [...(byPath.get(error.path) ?? []), withoutOwnPath(error.reason, error.path)]);
+  for (const [path, reasons] of [...byPath].slice(0, SHOWN_WARNINGS)) lines.push(`  warning: ${shortened(path)}: ${shortened(reasons.join('; '))}`);
+  if (byPath.size > SHOWN_WARNINGS) lines.push(`  … ${byPath.size - SHOWN_WARNINGS} more (repodex sync --json lists them)`);
   return lines.join('\n');
 }
 
@@ -130,7 +151,7 @@ export function printSearch(report: ResponseOf<'search'>, style: Style): string 
     lines.push(`    ${style.dim(`why: ${hit.why.join(', ')}`)}`);
   }
   if (report.results.length > 0) {
-    lines.push(style.dim(`${report.results.length} of ${formatCount(report.matched)} matching chunks; fetch with: repodex fetch --ids ${report.results.slice(0, 5).map((hit) => hit.chunk_id).join(',')}`));
+    lines.push(style.dim(`${report.results.length} of ${formatNoun(report.matched, 'matching chunk')}; fetch with: repodex fetch --ids ${report.results.slice(0, 5).map((hit) => hit.chunk_id).join(',')}`));
   }
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
@@ -155,23 +176,31 @@ export function printFetch(report: ResponseOf<'fetch'>, style: Style): string {
   return lines.join('\n');
 }
 
-/** Human output of `open`. */
-export function printOpen(report: ResponseOf<'open'>, style: Style): string {
+/** A word as a shell needs it typed: as it is when plain, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * Human output of `open`. `typed` is the path as the user typed it (relative to their folder):
+ * the command that reads on names the file that way, so it works where it was typed.
+ */
+export function printOpen(report: ResponseOf<'open'>, style: Style, typed?: string): string {
   if ('error' in report) {
     return [style.red(`${report.blocked ? 'blocked' : 'error'}: ${report.error}`), style.dim(`hint: ${report.hint}`)].join('\n');
   }
   const lines = [style.cyan(`── ${report.path}:${report.start_line}-${report.end_line} of ${report.total_lines}`), ...report.lines];
-  if (report.next_start !== null) lines.push(style.dim(`… more from line ${report.next_start}: repodex open ${report.path} --start ${report.next_start}`));
+  if (report.next_start !== null) lines.push(style.dim(`… more from line ${report.next_start}: repodex open ${shellWord(typed ?? report.path)} --start ${report.next_start}`));
   return lines.join('\n');
 }
 
 /** Human output of `files`: one aligned row per file. */
 export function printFiles(report: ResponseOf<'files'>, style: Style): string {
   const lines = report.files.map((file) => {
-    const state = file.state === 'indexed' ? `${file.chunks} chunk${file.chunks === 1 ? '' : 's'}` : style.yellow(`skipped: ${file.state}`);
+    const state = file.state === 'indexed' ? formatNoun(file.chunks, 'chunk') : style.yellow(`skipped: ${file.state}`);
     return `${formatBytes(file.size).padStart(9)}  ${file.language.padEnd(10)}  ${file.path}  ${style.dim(state)}`;
   });
-  lines.push(style.dim(`${formatCount(report.files.length)} of ${formatCount(report.total)} files${report.truncated ? ' (raise --limit for more)' : ''}`));
+  lines.push(style.dim(`${formatCount(report.files.length)} of ${formatNoun(report.total, 'file')}${report.truncated ? ' (raise --limit for more)' : ''}`));
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
 }
@@ -192,7 +221,7 @@ export function printOutline(report: ResponseOf<'outline'>, style: Style): strin
     const named = namesItsKind(signature, symbol.kind, symbol.name) ? signature : `${style.cyan(symbol.kind)} ${signature}`;
     return `${style.dim(range)}  ${'  '.repeat(depth)}${named}${context}`;
   });
-  lines.push(style.dim(`${report.symbols.length} declaration${report.symbols.length === 1 ? '' : 's'} in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
+  lines.push(style.dim(`${formatNoun(report.symbols.length, 'declaration')} in ${report.path} (${report.language}, from ${report.source === 'index' ? 'the index' : 'a fresh parse'})`));
   return lines.join('\n');
 }
 
@@ -223,9 +252,9 @@ export function namesItsKind(signature: string, kind: string, name: string): boo
 export function printVerify(report: ResponseOf<'verify'>, style: Style): string {
   if (!report.indexed) return style.yellow('no index to verify: run `repodex sync`');
   const lines: string[] = [];
-  if (report.ok) lines.push(style.green(`index sound: generation ${report.generation}, ${report.checked.length} files checked (${report.checked.join(', ')})`));
+  if (report.ok) lines.push(style.green(`index sound: generation ${report.generation}, ${formatNoun(report.checked.length, 'file')} checked (${report.checked.join(', ')})`));
   else {
-    lines.push(style.red(`index damaged (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}):`));
+    lines.push(style.red(`index damaged (${formatNoun(report.problems.length, 'problem')}):`));
     for (const problem of report.problems) lines.push(`  - ${problem}`);
     lines.push('fix: `repodex sync` rebuilds what is damaged');
   }
@@ -259,9 +288,9 @@ export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
     const args = Object.entries(entry.args)
       .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`)
       .join(' ');
-    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? entry.op).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
+    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? (entry.op || '(no op)')).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
   });
-  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatCount(report.total)} calls (${report.path})`));
+  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatNoun(report.total, 'call')} (${report.path})`));
   return lines.join('\n');
 }
 

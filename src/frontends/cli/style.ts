@@ -28,6 +28,11 @@ export function formatCount(n: number): string {
   return n < 0 ? `-${grouped}` : grouped;
 }
 
+/** `1 file`, `12,345 files`: a count with its noun in the right number. */
+export function formatNoun(n: number, noun: string, plural = `${noun}s`): string {
+  return `${formatCount(n)} ${n === 1 ? noun : plural}`;
+}
+
 /** `1.2 MB` */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

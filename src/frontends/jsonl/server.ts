@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { type Engine, OPS, Request, call, describeIssues, recordRefused } from '../../protocol/index.js';
+import { type Engine, OPS, Request, call, describeIssues, recordRefused, recordUnreadable } from '../../protocol/index.js';
 
 /** Longest request line accepted (SPEC §9: 1 MiB). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -9,6 +9,9 @@ type Response =
   | { ok: false; op: string; error: string; code: string; blocked?: boolean; hint?: string; data?: unknown; id?: string | number };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** First bytes of an unreadable line kept for the audit log's preview. */
+const HEAD_BYTES = 1024;
 
 /** Options for a JSONL session. */
 export interface JsonlOptions {
@@ -33,8 +36,12 @@ export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | s
   let parts: Buffer[] = [];
   let size = 0;
   let oversized = false;
+  // Of an oversized line: its length and first bytes, for the audit log (the rest is never kept).
+  let dropped = 0;
+  let head: Buffer = Buffer.alloc(0);
   const endLine = async (): Promise<void> => {
     if (oversized) {
+      recordUnreadable(engine, 'jsonl', `over the ${max}-byte line limit`, { bytes: dropped, head });
       await write({ ok: false, op: '', error: `request too large (limit ${max} bytes per line)`, code: 'BAD_REQUEST' });
     } else {
       await write(await respond(engine, Buffer.concat(parts, size), options.log));
@@ -42,6 +49,8 @@ export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | s
     parts = [];
     size = 0;
     oversized = false;
+    dropped = 0;
+    head = Buffer.alloc(0);
   };
   let sawBytes = false;
   for await (const raw of input) {
@@ -50,9 +59,13 @@ export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | s
     for (;;) {
       const newline = chunk.indexOf(10, start);
       const end = newline < 0 ? chunk.length : newline;
-      if (!oversized && end > start) {
+      if (oversized) {
+        dropped += end - start;
+      } else if (end > start) {
         if (size + (end - start) > max) {
-          oversized = true; // keep reading to the newline, keep nothing
+          oversized = true; // keep reading to the newline, keep nothing but the first bytes
+          head = Buffer.concat([...parts, chunk.subarray(start, end)]).subarray(0, HEAD_BYTES);
+          dropped = size + (end - start);
           parts = [];
           size = 0;
         } else {
@@ -71,34 +84,43 @@ export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | s
 }
 
 async function respond(engine: Engine, line: Buffer, log?: (message: string) => void): Promise<Response> {
+  // A line that is no request at all is a call too: the audit log records what was wrong with it.
+  const unreadable = (error: string, head: Uint8Array | string = line, id: { id?: string | number } = {}): Response => {
+    recordUnreadable(engine, 'jsonl', error, { bytes: line.length, head });
+    return { ok: false, op: '', error, code: 'BAD_REQUEST', ...id };
+  };
   let text: string;
   try {
     text = utf8.decode(line);
   } catch {
-    return { ok: false, op: '', error: 'request is not valid UTF-8', code: 'BAD_REQUEST' };
+    return unreadable('request is not valid UTF-8');
   }
   if (text.endsWith('\r')) text = text.slice(0, -1);
-  if (text.trim() === '') return { ok: false, op: '', error: 'empty request line: send one JSON object per line', code: 'BAD_REQUEST' };
+  if (text.trim() === '') return unreadable('empty request line: send one JSON object per line', text);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    return { ok: false, op: '', error: `invalid JSON: ${(error as Error).message}`, code: 'BAD_REQUEST' };
+    return unreadable(`invalid JSON: ${(error as Error).message}`, text);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return { ok: false, op: '', error: 'a request must be a JSON object with an "op" field', code: 'BAD_REQUEST' };
+    return unreadable('a request must be a JSON object with an "op" field', text);
   }
   const record = raw as Record<string, unknown>;
   // Echo only ids the schema would accept, so a response never carries an arbitrarily large id back.
   const id = (typeof record.id === 'string' && record.id.length <= 256) || typeof record.id === 'number' ? { id: record.id } : {};
+  const { op: _op, id: _id, ...args } = record;
   const op = record.op;
-  if (typeof op !== 'string') return { ok: false, op: '', error: 'missing "op": one of ' + OPS.join(', '), code: 'BAD_REQUEST', ...id };
+  if (typeof op !== 'string') {
+    recordRefused(engine, { frontend: 'jsonl' }, '', args);
+    return { ok: false, op: '', error: 'missing "op": one of ' + OPS.join(', '), code: 'BAD_REQUEST', ...id };
+  }
   if (!(OPS as readonly string[]).includes(op)) {
+    recordRefused(engine, { frontend: 'jsonl' }, op, args);
     return { ok: false, op: '', error: `unknown op ${JSON.stringify(op)}: expected one of ${OPS.join(', ')}`, code: 'BAD_REQUEST', ...id };
   }
   const parsed = Request.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    const { op: _op, id: _id, ...args } = record;
     recordRefused(engine, { frontend: 'jsonl' }, op, args);
     return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
   }

@@ -2,11 +2,33 @@ import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
 import { toJSONSchema } from 'zod/v4/core';
+import { errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
-import { type CallResult, type Engine, type Op, RESPONSES, Request, call, describeIssues, recordRefused } from '../../protocol/index.js';
+import { DEFAULT_LIMITS, type LimitName, type Limits } from '../../core/limits.js';
+import {
+  AuditRequest,
+  BundleRequest,
+  CAPS,
+  type CallResult,
+  type Engine,
+  FilesRequest,
+  type Op,
+  OpenRequest,
+  OutlineRequest,
+  RESPONSES,
+  Request,
+  SearchRequest,
+  SyncRequest,
+  call,
+  describeIssues,
+  recordRefused,
+  recordUnreadable,
+  wholeNumber,
+} from '../../protocol/index.js';
 
 /**
  * The MCP server (seed 002 §11): eight `repo.*` tools over stdio, each answering the envelope
@@ -18,9 +40,8 @@ import { type CallResult, type Engine, type Op, RESPONSES, Request, call, descri
 /** How tool names are spelled: the seed's dotted names, or with underscores for clients that reject dots. */
 export type ToolNaming = 'dotted' | 'underscore';
 
-const line = z.int('must be a whole number').check(z.minimum(1, 'must be at least 1'));
-const count = (max: number) => z.int('must be a whole number').check(z.minimum(1, 'must be at least 1'), z.maximum(max, `must be at most ${max}`));
-
+/** A count with a fixed cap, advertised as the schema's maximum and enforced (`1e308` is "at most N"). */
+const count = (max: number) => wholeNumber(1, max);
 interface ToolSpec {
   readonly name: string;
   readonly op: Op;
@@ -30,6 +51,11 @@ interface ToolSpec {
   toRequest(args: Record<string, unknown>): Record<string, unknown>;
   /** Tool argument names for the op's field names, so validation errors name what the client sent. */
   readonly fieldNames?: Record<string, string>;
+  /**
+   * Arguments capped by a server limit (`top_k` by max_search_hits): advertised with the limit in
+   * force as their maximum; a larger value is answered with that many and a warning.
+   */
+  readonly limited?: Readonly<Record<string, LimitName>>;
 }
 
 const TOOLS: readonly ToolSpec[] = [
@@ -44,7 +70,7 @@ const TOOLS: readonly ToolSpec[] = [
     name: 'repo.list_files',
     op: 'files',
     description: 'Files of the repository the index knows, with size and mtime (path order). Filter with a glob such as "src/**/*.ts"; hidden files (a name starting with ".") only with include_hidden.',
-    input: z.strictObject({ glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))), max_results: z.optional(count(10_000)), include_hidden: z.optional(z.boolean()) }),
+    input: z.strictObject({ glob: FilesRequest.shape.glob, max_results: z.optional(count(CAPS.files_limit)), include_hidden: FilesRequest.shape.include_hidden }),
     toRequest: (args) => ({ op: 'files', glob: args.glob, limit: args.max_results, include_hidden: args.include_hidden }),
     fieldNames: { limit: 'max_results' },
   },
@@ -53,7 +79,7 @@ const TOOLS: readonly ToolSpec[] = [
     op: 'open',
     description:
       'Numbered lines ("N| text") of one file, from start_line to end_line (at most max_open_lines, 120 by default). `truncated` says whether lines of the range were withheld; `next_start` where to continue. Paths are relative to the repository root (absolute paths inside it work too). Secrets and paths outside the repository are refused with blocked: true.',
-    input: z.strictObject({ path: z.string().check(z.minLength(1), z.maxLength(4096)), start_line: z.optional(line), end_line: z.optional(line) }),
+    input: z.strictObject({ path: OpenRequest.shape.path, start_line: OpenRequest.shape.start_line, end_line: OpenRequest.shape.end_line }),
     toRequest: (args) => ({ op: 'open', path: args.path, start_line: args.start_line, end_line: args.end_line }),
   },
   {
@@ -61,7 +87,7 @@ const TOOLS: readonly ToolSpec[] = [
     op: 'outline',
     description:
       'The declarations of one file (classes, functions, methods, types, …) with line ranges, signatures, doc lines, parent symbol, scope and whether they sit under control flow. Nothing is executed. Languages: see repo.status adapters.',
-    input: z.strictObject({ path: z.string().check(z.minLength(1), z.maxLength(4096)) }),
+    input: z.strictObject({ path: OutlineRequest.shape.path }),
     toRequest: (args) => ({ op: 'outline', path: args.path }),
   },
   {
@@ -69,20 +95,16 @@ const TOOLS: readonly ToolSpec[] = [
     op: 'search',
     description:
       'Ranked code chunks for a query in English words or identifiers ("where is the retry handled", "parseConfig"): path, line range, the lines that matched, the declaration they sit in, score, and why (matched terms, then signals such as path:T or history:T). Pasted bug reports and stack traces work as queries. At most 2 results per file. Read more with repo.open_file using the line range. file_glob narrows to paths such as "src/**/*.py". mode: bm25 (default, measured best), vector (nearest chunk embeddings: for questions that name no identifier) or hybrid (both fused; why then carries vector:SIM); vector and hybrid answer with bm25 and a warning until the chunks are embedded.',
-    input: z.strictObject({
-      query: z.string().check(z.minLength(1), z.maxLength(65_536)),
-      mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),
-      top_k: z.optional(count(100)),
-      file_glob: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
-    }),
+    input: z.strictObject({ query: SearchRequest.shape.q, mode: SearchRequest.shape.mode, top_k: SearchRequest.shape.top_k, file_glob: SearchRequest.shape.glob }),
     toRequest: (args) => ({ op: 'search', q: args.query, mode: args.mode, top_k: args.top_k, glob: args.file_glob }),
     fieldNames: { q: 'query', glob: 'file_glob' },
+    limited: { top_k: 'max_search_hits' },
   },
   {
     name: 'repo.refresh_index',
     op: 'sync',
     description: 'Bring the index up to date now (only changed files are read; force rebuilds everything). Answers added / updated / removed file counts, chunk counts, duration and the new timestamp. Other tools refresh a stale index by themselves.',
-    input: z.strictObject({ force: z.optional(z.boolean()) }),
+    input: z.strictObject({ force: SyncRequest.shape.force }),
     toRequest: (args) => ({ op: 'sync', force: args.force }),
   },
   {
@@ -91,9 +113,9 @@ const TOOLS: readonly ToolSpec[] = [
     description:
       'The context a task needs, in one call: keywords from the prompt, several searches, excerpts widened to their enclosing declarations, each with a citation (path:start-end) and the reason it was chosen, within a strict budget of files and lines. Deterministic; also written to .repodex/last_bundle.md for people.',
     input: z.strictObject({
-      prompt: z.string().check(z.minLength(1), z.maxLength(65_536)),
-      budget: z.optional(z.strictObject({ max_files: z.optional(count(50)), max_total_lines: z.optional(count(4000)) })),
-      include_tests: z.optional(z.boolean()),
+      prompt: BundleRequest.shape.prompt,
+      budget: z.optional(z.strictObject({ max_files: BundleRequest.shape.max_files, max_total_lines: z.optional(count(CAPS.bundle_lines)) })),
+      include_tests: BundleRequest.shape.include_tests,
       strategy: z.optional(z.enum(['hybrid', 'deterministic'])),
     }),
     toRequest: (args) => {
@@ -101,12 +123,13 @@ const TOOLS: readonly ToolSpec[] = [
       return { op: 'bundle', prompt: args.prompt, max_files: budget.max_files, max_lines: budget.max_total_lines, include_tests: args.include_tests };
     },
     fieldNames: { max_files: 'budget.max_files', max_lines: 'budget.max_total_lines' },
+    limited: { 'budget.max_files': 'max_bundle_files' },
   },
   {
     name: 'repo.audit_log',
     op: 'audit',
     description: 'Recent tool calls from .repodex/audit.jsonl (every front end): request id, tool, sanitized arguments, outcome, blocked, duration. since: an ISO time or a duration such as 15m, 2h, 7d.',
-    input: z.strictObject({ since: z.optional(z.string().check(z.minLength(1), z.maxLength(64))), limit: z.optional(count(1000)) }),
+    input: z.strictObject({ since: AuditRequest.shape.since, limit: z.optional(count(CAPS.audit_limit)) }),
     toRequest: (args) => ({ op: 'audit', since: args.since, limit: args.limit }),
   },
 ];
@@ -196,14 +219,19 @@ export function createMcpServer(engine: Engine, options: McpOptions = {}, inFlig
   const listed = TOOLS.map((tool) => ({
     name: spell(tool.name, naming),
     description: tool.description,
-    inputSchema: jsonSchema(tool.input, 'input') as { type: 'object' },
+    inputSchema: jsonSchema(tool.input, 'input'),
     outputSchema: envelopeSchema(tool.op) as { type: 'object' },
   }));
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
+  // Listed anew each time: the limits a schema advertises follow config.json as it is now.
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const limits = currentLimits(engine);
+    return { tools: listed.map((entry, i) => ({ ...entry, inputSchema: withLimits(entry.inputSchema, TOOLS[i]!.limited, limits) as { type: 'object' } })) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
+      recordRefused(engine, { frontend: 'mcp', tool: request.params.name }, '', request.params.arguments ?? {});
       const text = `unknown tool ${JSON.stringify(request.params.name)}: the tools are ${toolNames(naming).join(', ')}`;
       return { content: [{ type: 'text' as const, text }], isError: true };
     }
@@ -234,11 +262,100 @@ async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: R
   }
 }
 
+/** The limits in force, or the defaults while config.json is invalid (each call then reports that itself). */
+function currentLimits(engine: Engine): Limits {
+  try {
+    return engine.limits();
+  } catch (error) {
+    if (isRepodexError(error)) return DEFAULT_LIMITS;
+    throw error;
+  }
+}
+
+/** An input JSON Schema with the limit in force as the maximum of each limited argument (`budget.max_files`: a nested one). */
+function withLimits(schema: Record<string, unknown>, limited: Readonly<Record<string, LimitName>> | undefined, limits: Limits): Record<string, unknown> {
+  if (!limited) return schema;
+  const copy = structuredClone(schema);
+  for (const [path, limit] of Object.entries(limited)) {
+    let node: Record<string, unknown> | undefined = copy;
+    for (const name of path.split('.')) node = (node?.properties as Record<string, Record<string, unknown>> | undefined)?.[name];
+    if (node) node.maximum = limits[limit];
+  }
+  return copy;
+}
+
+/**
+ * The stdio transport with the checks the SDK leaves out, in front of it (not a fork of it): a line
+ * that is not JSON gets JSON-RPC's -32700 answer and one that is JSON but no JSON-RPC message
+ * -32600 (the SDK only reports them); a `tools/call` without a string `name` or with `arguments`
+ * that are not an object gets -32602 in words rather than validator output. Each of them is
+ * recorded in the audit log like any refused call; everything else passes through untouched.
+ */
+class CheckedTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+
+  constructor(
+    private readonly inner: StdioServerTransport,
+    private readonly engine: Engine,
+    private readonly log?: (message: string) => void,
+  ) {
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.unreadable(error);
+    inner.onmessage = (message) => {
+      if (!this.malformedCall(message)) this.onmessage?.(message);
+    };
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.inner.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  /** A line the SDK could not read as a message (its errors from JSON.parse and its message schema). */
+  private unreadable(error: Error): void {
+    const notJson = error instanceof SyntaxError;
+    if (!notJson && error.name !== 'ZodError') {
+      this.onerror?.(error);
+      return;
+    }
+    recordUnreadable(this.engine, 'mcp', notJson ? `invalid JSON: ${error.message}` : 'not a JSON-RPC 2.0 message', {});
+    const reason = notJson ? { code: -32700, message: `Parse error: ${error.message}` } : { code: -32600, message: 'Invalid Request: each line must hold one JSON-RPC 2.0 message' };
+    this.reply({ jsonrpc: '2.0', id: null, error: reason });
+  }
+
+  /** True when `message` is a `tools/call` whose params are not shaped like one (then answered and recorded here). */
+  private malformedCall(message: JSONRPCMessage): boolean {
+    if (!('method' in message) || message.method !== 'tools/call' || !('id' in message) || CallToolRequestSchema.safeParse(message).success) return false;
+    const params: Record<string, unknown> = typeof message.params === 'object' && message.params !== null ? message.params : {};
+    const args = params.arguments;
+    const isObject = typeof args === 'object' && args !== null && !Array.isArray(args);
+    const shape = args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args;
+    recordRefused(this.engine, { frontend: 'mcp', ...(typeof params.name === 'string' ? { tool: params.name } : {}) }, '', isObject ? (args as Record<string, unknown>) : { arguments: shape });
+    const problem = typeof params.name !== 'string' ? 'params.name must be the name of a tool (a string)' : `params.arguments must be an object of tool arguments, got ${shape}`;
+    this.reply({ jsonrpc: '2.0', id: message.id, error: { code: -32602, message: `Invalid params: ${problem}` } });
+    return true;
+  }
+
+  private reply(message: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string } }): void {
+    // JSON-RPC answers an unreadable line with a null id, which the SDK's message type has no room for.
+    this.inner.send(message as unknown as JSONRPCMessage).catch((error: unknown) => this.log?.(`repodex: cannot answer a refused MCP message: ${errorMessage(error)}`));
+  }
+}
+
 /** Serve MCP over stdio until the client closes the connection. */
 export async function serveMcp(engine: Engine, input: Readable, output: Writable, options: McpOptions = {}): Promise<void> {
   const inFlight = new Set<Promise<unknown>>();
   const server = createMcpServer(engine, options, inFlight);
-  const transport = new StdioServerTransport(input, output);
+  const transport = new CheckedTransport(new StdioServerTransport(input, output), engine, options.log);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     input.once('end', () => resolve());
