@@ -35,5 +35,10 @@ export const FORMAT_VERSION = 3;
  *       declaration chunks and outlines instead of text chunks.
  *   4 — files whose first lines say they are generated carry a mark in the path field; each
  *       file's first chunk carries the terms of its recent commit subjects (history field).
+ *   5 — credential rules (SECRET_RULES_VERSION): gitleaks' rule list, string literals joined and
+ *       base64 decoded before detection, more credential files denylisted, names normalised
+ *       (backslashes, trailing spaces and dots) and names holding a backslash left out; commit
+ *       subjects redacted before their terms are indexed. Older data on disk is purged
+ *       (engine/purge.ts) and the previous generation is not kept.
  */
-export const FEATURE_VERSION = 4;
+export const FEATURE_VERSION = 5;

@@ -183,7 +183,7 @@ function ruleName(rule: string): string {
  * and a credential found in joined literals or decoded base64 takes its whole source run with it.
  */
 export function redactSecrets(text: string): string {
-  const spans = synchronousMatches(text, undefined, false, true).map((span) => (span.rule.endsWith('private-key') ? { ...span, end: keyEnd(text, span.end) } : span));
+  const spans = synchronousMatches(text, undefined, false, true).map((span) => ({ ...span, end: span.rule.endsWith('private-key') ? keyEnd(text, span.end) : tokenEnd(text, span.end) }));
   if (spans.length === 0) return text;
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = '';
@@ -194,6 +194,16 @@ export function redactSecrets(text: string): string {
     at = span.end;
   }
   return out + text.slice(at);
+}
+
+/**
+ * Where a token matched up to `from` really ends: a rule may match a fixed length of a longer run
+ * (`ghp_` and 36 characters), and the rest of the run must not be left behind.
+ */
+function tokenEnd(text: string, from: number): number {
+  let end = from;
+  while (end < text.length && /[A-Za-z0-9_\-+/=]/.test(text[end]!)) end++;
+  return end;
 }
 
 /** Where a private key found up to `from` ends: after its end marker, or at the end of the text. */
