@@ -5,7 +5,8 @@
  *   JS, Java, Go, C#; implicit concatenation in Python and C; `concat!(…)` in Rust; JSON arrays of
  *   lines as notebooks keep them), or a marker split in two (`"-----BEGIN RSA " + "PRIVATE KEY-----"`).
  *   Literals separated only by whitespace, newlines, `+`, `,`, `.`, `\` continuations or `//`
- *   comments are one value, with their escapes decoded. This is a scan for quotes, not a parse:
+ *   comments are one value, with their escapes decoded (a lone literal with escapes too: a
+ *   notebook keeps its code as JSON strings, quotes escaped). This is a scan for quotes, not a parse:
  *   it needs no grammar, so it covers every language the index reads (and files it does not).
  * - base64 decoded: a key or token encoded once (a Kubernetes Secret's `data:`), when the decoded
  *   bytes are text.
@@ -55,21 +56,26 @@ function decodeEscapes(body: string): string {
   });
 }
 
-/** Runs of string literals that form one value, joined and decoded (only runs of two or more). */
+/**
+ * Runs of string literals that form one value, joined and decoded: runs of two or more, and single
+ * literals whose escapes decoding changes (a token written `\"hf_…\"` inside a JSON string).
+ */
 export function joinedLiterals(text: string): DerivedView | undefined {
   let out = '';
   const pieces: { at: number; start: number; end: number }[] = [];
   let value = '';
   let count = 0;
+  let escaped = false;
   let groupStart = 0;
   let lastEnd = -1;
   const flush = (): void => {
-    if (count >= 2 && value.length >= MIN_JOINED) {
+    if ((count >= 2 || escaped) && value.length >= MIN_JOINED) {
       pieces.push({ at: out.length, start: groupStart, end: lastEnd });
       out += `${value}\n`;
     }
     value = '';
     count = 0;
+    escaped = false;
   };
   LITERAL.lastIndex = 0;
   for (let m = LITERAL.exec(text); m !== null; m = LITERAL.exec(text)) {
@@ -79,7 +85,9 @@ export function joinedLiterals(text: string): DerivedView | undefined {
       flush();
       groupStart = start;
     }
-    value += decodeEscapes(m[0].slice(1, -1));
+    const body = m[0].slice(1, -1);
+    if (body.includes('\\')) escaped = true;
+    value += decodeEscapes(body);
     count++;
     lastEnd = start + m[0].length;
   }
