@@ -47,7 +47,7 @@ export const GITLEAKS_VERSION: string = data.version;
 
 /**
  * Allowlists repodex adds to gitleaks' own, each for legitimate code a rule blocked on playwright
- * (measured: docs/benchmarks.md). `generic-api-key` (any `key`/`token`/`secret`/`password`
+ * and repodex's own tree. `generic-api-key` (any `key`/`token`/`secret`/`password`
  * assignment of a high-entropy value) blocked a browser extension's manifest, whose `key` is a
  * public key, and a source file quoting the WebSocket handshake's sample nonce.
  */
