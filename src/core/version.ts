@@ -39,5 +39,10 @@ export const FORMAT_VERSION = 4;
  *       file's first chunk carries the terms of its recent commit subjects (history field).
  *   5 — a file that is not UTF-8 but reads as single-byte text (no NUL or control bytes, mostly
  *       ASCII) is indexed, decoded as Windows-1252, instead of skipped as binary.
+ *   6 — credential rules (SECRET_RULES_VERSION): gitleaks' rule list, string literals joined and
+ *       base64 decoded before detection, more credential files denylisted, names normalised
+ *       (backslashes, trailing spaces and dots) and names holding a backslash left out; commit
+ *       subjects redacted before their terms are indexed. Older data on disk is purged
+ *       (engine/purge.ts) and the previous generation is not kept.
  */
-export const FEATURE_VERSION = 5;
+export const FEATURE_VERSION = 6;

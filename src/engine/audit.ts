@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from 'n
 import { join } from 'node:path';
 import { RepodexError, isErrnoException } from '../core/errors.js';
 import { createFileAtomic } from '../core/fs-atomic.js';
+import { redactSecrets } from '../safety/secrets.js';
 
 /** One call as the audit log records it: who asked what, how it went, never any file content. */
 export interface AuditEntry {
@@ -42,14 +43,17 @@ export const DEFAULT_AUDIT_LIMIT = 50;
 export const MAX_AUDIT_LIMIT = 1000;
 
 /**
- * Arguments as the log keeps them: strings cut to 200 characters (with the original length),
- * arrays to their first 20 items, nested objects one level deep. Requests never carry file
- * content, so what remains is queries, paths, ids and numbers.
+ * Arguments as the log keeps them: every credential replaced by `[REDACTED:rule]` (a query may be
+ * a pasted log line with a token in it; `redactSecrets`, before the cut, so a credential across the
+ * cut is still found), strings cut to 200 characters (with the original length), arrays to their
+ * first 20 items, nested objects one level deep. Requests never carry file content, so what
+ * remains is queries, paths, ids and numbers.
  */
 export function sanitizeArguments(args: Record<string, unknown>): Record<string, unknown> {
   const clean = (value: unknown, depth: number): unknown => {
     if (typeof value === 'string') {
-      return value.length > MAX_ARGUMENT_CHARS ? `${value.slice(0, MAX_ARGUMENT_CHARS)}… (${value.length} characters)` : value;
+      const text = redactSecrets(value);
+      return text.length > MAX_ARGUMENT_CHARS ? `${text.slice(0, MAX_ARGUMENT_CHARS)}… (${text.length} characters)` : text;
     }
     if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return value;
     if (Array.isArray(value)) return value.slice(0, 20).map((item) => clean(item, depth + 1));

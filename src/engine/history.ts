@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { writeFileAtomic } from '../core/fs-atomic.js';
+import { redactSecrets } from '../safety/secrets.js';
 import { queryTerms } from '../text/tokenizer.js';
 
 const run = promisify(execFile);
@@ -93,7 +94,10 @@ async function isAncestor(root: string, ancestor: string, head: string): Promise
   }
 }
 
-/** Commits of a range, newest first: each subject with the paths it touched. */
+/**
+ * Commits of a range, newest first: each subject (credentials in it replaced by `[REDACTED:rule]`:
+ * subjects are stored in history.json and their terms in the index) with the paths it touched.
+ */
 async function gitLog(root: string, range: readonly string[]): Promise<{ subject: string; paths: string[] }[]> {
   const { stdout } = await run('git', ['-C', root, '-c', 'core.quotePath=false', 'log', '--no-merges', '--no-renames', '--relative', '--format=%x00%s', '--name-only', ...range, '--'], {
     maxBuffer: MAX_LOG_BYTES,
@@ -102,7 +106,7 @@ async function gitLog(root: string, range: readonly string[]): Promise<{ subject
   const commits: { subject: string; paths: string[] }[] = [];
   for (const block of stdout.split('\0').slice(1)) {
     const [subject = '', ...paths] = block.split('\n');
-    commits.push({ subject: subject.trim(), paths: paths.filter((path) => path !== '') });
+    commits.push({ subject: redactSecrets(subject.trim()), paths: paths.filter((path) => path !== '') });
   }
   return commits;
 }

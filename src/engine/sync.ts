@@ -25,6 +25,8 @@ import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
 import type { RepoContext } from './context.js';
 import { createParser } from './parse-pool.js';
 import { type ParseOutcome, contentHashOf, parseCacheKey } from './prepare-file.js';
+import { appendBuildLog } from './build-log.js';
+import { purgeForSecretRules } from './purge.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
 export type SyncEvent =
@@ -158,6 +160,8 @@ export async function* runSync(
   // The config's own limits, never a server's overrides: every process builds the same index.
   const readLimits = { maxBytes: configLimits(config).max_file_bytes, allowHardLinks: config.allow_hard_links };
   const root = ctx.paths.root;
+  // What an older repodex left on disk under other credential rules goes before anything is read.
+  for (const line of await purgeForSecretRules(ctx.paths.dataDir)) appendBuildLog(ctx.paths.dataDir, `purge: ${line}`);
   const head = readGitHead(root);
   const { view: base, problem } = await openBase(store);
   const why = fullReason(ctx, base, problem, options.force === true, rules.key);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Denylist } from './denylist.js';
+import { Denylist, holdsBackslash, normalizeDenylistPath } from './denylist.js';
 
 describe('Denylist', () => {
   it('matches the default secrets at any depth, case-insensitively, and extra config patterns', () => {
@@ -24,5 +24,33 @@ describe('Denylist', () => {
       '.NPMRC', 'Credentials.JSON', '.AWS/CREDENTIALS', 'ID_ED25519', '.SSH/id', 'TERRAFORM.TFSTATE',
     ];
     for (const path of secrets) expect(denylist.blocks(path), path).toBe(true);
+  });
+
+  it('covers cluster, Terraform, Vault and other CLI credential stores', () => {
+    const denylist = new Denylist();
+    for (const path of ['.kube/config', 'home/.kube/config', 'prod.tfvars', 'env/prod.auto.tfvars', 'vars.tfvars.json', '.terraformrc', 'credentials.tfrc.json', '.vault-token', '.s3cfg', '.boto', '.composer/auth.json', '.gem/credentials', '.cargo/credentials', '.cargo/credentials.toml', 'release.keystore', '.htpasswd', 'kubeconfig', 'key.ppk']) {
+      expect(denylist.blocks(path), path).toBe(true);
+      expect(denylist.matches(path) || denylist.blocks(path), path).toBe(true);
+    }
+    for (const path of ['src/kube/config.ts', 'docs/terraform.md', 'vault.ts', 'src/auth.json.ts']) expect(denylist.blocks(path), path).toBe(false);
+  });
+
+  it('judges the normalised name: backslashes as separators, trailing blanks and dots dropped, any case', () => {
+    const denylist = new Denylist();
+    expect(normalizeDenylistPath('deploy\\secrets.yml ')).toBe('deploy/secrets.yml');
+    expect(normalizeDenylistPath('.env. ')).toBe('.env');
+    for (const path of ['.env ', '.env.', 'app/.ENV  ', 'deploy\\secrets.yml', 'config\\credentials.json', 'home\\.kube\\config', '.ssh\\id']) {
+      expect(denylist.blocks(path), path).toBe(true);
+      expect(denylist.matches(path), path).toBe(true);
+      expect(denylist.match(path.replace(/\\/g, '/')), path).toBeDefined();
+    }
+  });
+
+  it('leaves out every name holding a backslash (one name on Linux, two on Windows)', () => {
+    const denylist = new Denylist();
+    expect(holdsBackslash('a\\b.ts')).toBe(true);
+    expect(denylist.matches('a\\b.ts')).toBe(true);
+    expect(denylist.blocks('src/a\\b.ts')).toBe(true);
+    expect(denylist.matches('a/b.ts')).toBe(false);
   });
 });

@@ -1,24 +1,54 @@
 import picomatch from 'picomatch';
 
 /**
- * Paths never indexed and never read, whatever the config says (SPEC §8, seed 002 §7.2): env
- * files and their editor backups, keys and certificates, SSH keys and folders, and the usual
- * credential stores of package managers, cloud CLIs, git and Terraform. Patterns without a slash
- * match the file name in any folder; matching ignores case.
+ * Paths never indexed and never read, whatever the config says (SPEC §8): env files and their
+ * editor backups, keys and certificates, SSH keys and folders, and the usual credential stores of
+ * package managers, cloud and cluster CLIs, git, Terraform and Vault. Patterns without a slash
+ * match the file name in any folder; matching ignores case and is done on the normalised name
+ * (`normalizeDenylistPath`).
  */
 export const DEFAULT_DENYLIST = [
   // environment files, their variants and backups (.env.local, .env~, prod.env.bak, env.bak, .envrc)
   '.env', '.env.*', '.env~', '*.env.bak', '*.env~', 'env.bak', '.envrc',
-  // keys and certificates
-  '*.pem', '*.key', '*.pfx', '*.p12', '*.jks', '*.keystore',
+  // keys and certificates (PuTTY and Apple .p8 private keys too)
+  '*.pem', '*.key', '*.pfx', '*.p12', '*.jks', '*.keystore', '*.ppk', '*.p8',
   // SSH
   'id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*', '.ssh', '**/.ssh/**',
   // credential stores
   '.npmrc', '.pypirc', '.netrc', '_netrc', '.git-credentials', '.pgpass', '.htpasswd', '**/.aws/credentials', '**/.docker/config.json',
-  'credentials.json', '*.tfstate', '*.tfstate.backup',
+  '.dockercfg', '.my.cnf', '.s3cfg', '.boto', '**/.composer/auth.json', '**/.gem/credentials', '**/.cargo/credentials', '**/.cargo/credentials.toml',
+  '**/.config/gh/hosts.yml', '**/.config/gcloud/**', '**/.azure/**',
+  'credentials.json',
+  // Kubernetes, Terraform and Vault: cluster tokens and client keys, variables where passwords live, state, CLI tokens
+  '**/.kube/config', 'kubeconfig', '*.kubeconfig',
+  '*.tfstate', '*.tfstate.backup', '*.tfvars', '*.auto.tfvars', '*.tfvars.json', '.terraformrc', 'terraform.rc', 'credentials.tfrc.json',
+  '.vault-token',
   '**/secrets.*',
   '**/.git/**', '.git',
 ] as const;
+
+/**
+ * A path as the denylist judges it: backslashes are folder separators (a file literally named
+ * `deploy\secrets.yml` is `deploy/secrets.yml` to Windows and to anyone who unzips it there), and
+ * each name loses its trailing spaces and dots (Windows drops them: `.env ` and `.env.` open
+ * `.env`). Case is folded by the matcher.
+ */
+export function normalizeDenylistPath(path: string): string {
+  return path
+    .split(/[\\/]+/)
+    .map((segment) => segment.replace(/[ .]+$/, '') || segment)
+    .filter((segment) => segment !== '')
+    .join('/');
+}
+
+/**
+ * True for a path whose names hold a backslash. Such a name (legal on Linux and macOS) is two
+ * names on Windows and to every request that writes `\` as a separator, so the same request
+ * could name two different files: such files are never indexed and never served.
+ */
+export function holdsBackslash(path: string): boolean {
+  return path.includes('\\');
+}
 
 /** Decides whether a repository-relative path is a secret that must never be indexed or served. */
 export class Denylist {
@@ -46,21 +76,34 @@ export class Denylist {
     return this.compiled;
   }
 
-  /** The first pattern a path matches, or undefined. The path is relative, with `/` separators. */
+  /** The first pattern a path (or a folder above it) matches, or undefined. The path is relative. */
   match(path: string): string | undefined {
-    if (!this.matcher(path)) return undefined;
-    return this.patterns.find((pattern) => picomatch.isMatch(path, pattern, { dot: true, basename: !pattern.includes('/'), nocase: true }));
+    const normal = normalizeDenylistPath(path);
+    const segments = normal.split('/');
+    for (let i = segments.length; i >= 1; i--) {
+      const prefix = segments.slice(0, i).join('/');
+      if (!this.matcher(prefix)) continue;
+      return this.patterns.find((pattern) => picomatch.isMatch(prefix, pattern, { dot: true, basename: !pattern.includes('/'), nocase: true }));
+    }
+    return undefined;
   }
 
-  /** True when the path itself matches (the walk already checked its folders on the way down). */
+  /**
+   * True when the walk must leave the path out: its normalised form matches (the walk already
+   * checked its folders on the way down), or a name in it holds a backslash (`holdsBackslash`).
+   */
   matches(path: string): boolean {
-    return this.matcher(path);
+    if (holdsBackslash(path)) return true;
+    const normal = normalizeDenylistPath(path);
+    return this.matcher(normal);
   }
 
-  /** True when any segment of the path (a folder or the file) is denylisted. */
+  /** True when any segment of the normalised path (a folder or the file) is denylisted, or a name holds a backslash. */
   blocks(path: string): boolean {
-    if (this.matcher(path)) return true;
-    const segments = path.split('/');
+    if (holdsBackslash(path)) return true;
+    const normal = normalizeDenylistPath(path);
+    if (this.matcher(normal)) return true;
+    const segments = normal.split('/');
     for (let i = 1; i < segments.length; i++) {
       if (this.matcher(segments.slice(0, i).join('/'))) return true;
     }

@@ -1,7 +1,7 @@
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isErrnoException } from '../core/errors.js';
-import type { Denylist } from './denylist.js';
+import { type Denylist, holdsBackslash } from './denylist.js';
 
 /** The outcome of checking a requested path: a readable file inside the root, or a refusal that says why. */
 export type GuardedPath =
@@ -35,6 +35,25 @@ export class PathGuard {
   }
 
   /**
+   * True when a request holding a backslash names, taken literally, an existing entry: on Linux
+   * and macOS `a\b.ts` can be a file of its own, which the walk leaves out (`holdsBackslash`).
+   * Reading the backslash as a separator would then serve `a/b.ts` in its place, so the request is
+   * refused instead; where no such entry exists, the backslash is a separator as on Windows.
+   */
+  private namesBackslashFile(input: string): boolean {
+    if (sep === '\\' || !holdsBackslash(input)) return false;
+    const inside = this.insideRoot(input);
+    // Only a plain relative path is looked up: nothing outside the root is ever touched.
+    if (normalizeRelativePath(inside) === undefined || isAbsolute(inside)) return false;
+    try {
+      return lstatSync(join(this.root, inside), { throwIfNoEntry: false }) !== undefined;
+    } catch (error) {
+      if (['ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EACCES'].some((code) => isErrnoException(error, code))) return false;
+      throw error;
+    }
+  }
+
+  /**
    * An absolute POSIX path inside the root, as a repository-relative one (git accepts those too);
    * anything else is returned as given, for the relative-path rules to judge.
    */
@@ -49,6 +68,14 @@ export class PathGuard {
 
   /** Check a repository-relative path (or an absolute one inside the root) before reading it. */
   check(input: string): GuardedPath {
+    if (this.namesBackslashFile(input)) {
+      return {
+        ok: false,
+        blocked: true,
+        reason: `${JSON.stringify(input)} names a file or folder whose name holds a backslash; such files are never indexed or served`,
+        hint: 'rename it without the backslash (a backslash in a request is read as a folder separator)',
+      };
+    }
     const rel = normalizeRelativePath(this.insideRoot(input));
     if (rel === undefined) {
       return {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SECRET_RULES_VERSION, describeSecret, findSecret } from './secrets.js';
+import { TOKEN_SHAPES, type TokenShape, keyMaterial, pemAsLiterals, privateKeyLines, secretPart } from '../../test/credentials.js';
+import { SECRET_RULES_VERSION, describeSecret, findSecret, redactSecrets } from './secrets.js';
 
 // Credentials are assembled at run time so this file holds none a scanner would flag.
 const join = (...parts: string[]): string => parts.join('');
@@ -34,7 +35,7 @@ describe('findSecret', () => {
   it('finds cloud and service tokens: AWS, GCP, GitHub, npm, Slack, Stripe', async () => {
     const cases: [string, string, string][] = [
       ['aws access key id', `const id = "${join('AKIA', 'Q3EGRIPLXKDBWQ7Z')}";`, 'aws'],
-      ['aws secret', `AWS_SECRET_ACCESS_KEY=${join('wJalrXUtnFEMI/K7MDENG/', 'bPxRfiCYzq8sTmWq3p')}`, 'aws'],
+      ['aws secret', `AWS_SECRET_ACCESS_KEY=${join('wJalrXUtnFEMI/K7MDENG/', 'bPxRfiCYzq8sTmWq3p')}`, ''],
       ['gcp service account', JSON.stringify({ type: 'service_account', private_key_id: 'abc', private_key: `${MARK('')}\n${REAL_KEY_BODY}\n${END('')}\n` }), 'key'],
       ['google api key', `const key = '${join('AIza', 'SyD3x8Qm1b2c3d4e5f6g7h8i9j0kLmNoPqR')}';`, 'google-api-key'],
       ['github', `token: ${join('ghp', '_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8')}`, 'github'],
@@ -63,7 +64,7 @@ describe('findSecret', () => {
     const finding = await findSecret(`line one\nline two\nconst t = "${token}";\n`, 'src/t.ts');
     expect(finding).toMatchObject({ line: 3 });
     const reason = describeSecret(finding!);
-    expect(reason).toMatch(/^contains a credential \(github, line 3\)$/);
+    expect(reason).toMatch(/^contains a credential \(github-pat, line 3\)$/);
     expect(JSON.stringify(finding)).not.toContain(token);
   });
 
@@ -74,6 +75,62 @@ describe('findSecret', () => {
   });
 
   it('pins the rule set: changing it must bump FEATURE_VERSION (indexes built with other rules are rebuilt)', () => {
-    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+repodex-1');
+    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+gitleaks@v8.30.0-27-gb58d3f10+repodex-2');
+  });
+
+  it('finds a private key written one quoted literal per line, in every usual layout', async () => {
+    const lines = privateKeyLines();
+    for (const language of ['python', 'js', 'js-single', 'go', 'java', 'rust', 'c', 'csharp'] as const) {
+      expect(await rule(pemAsLiterals(language, lines)), language).toMatch(/private-key/);
+    }
+  });
+
+  it('finds a marker split by concatenation and a base64-encoded key', async () => {
+    const lines = privateKeyLines();
+    const split = `const KEY = "-----BEGIN RSA " + "PRIVATE KEY-----\\n" +\n  "${lines[1]}\\n";\n`;
+    expect(await rule(split)).toMatch(/private-key/);
+    const encoded = Buffer.from(`${lines.join('\n')}\n`).toString('base64');
+    expect(await rule(`apiVersion: v1\nkind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.key: ${encoded}\n`, 'deploy/tls.yaml')).toBeDefined();
+    // Outside a Kubernetes manifest too: the decoded text is read.
+    expect(await rule(`const bundle = "${encoded}";\n`, 'src/bundle.ts')).toMatch(/private-key/);
+  });
+
+  it('finds every generated token shape in source', async () => {
+    for (const shape of Object.keys(TOKEN_SHAPES) as TokenShape[]) {
+      const value = TOKEN_SHAPES[shape]();
+      expect(await rule(`export const CONFIG_VALUE = "${value}";\n`), shape).toBeDefined();
+    }
+  });
+
+  it('finds a token in a notebook cell (JSON-escaped source lines)', async () => {
+    const value = TOKEN_SHAPES.huggingface();
+    const notebook = JSON.stringify({ cells: [{ cell_type: 'code', source: ['from huggingface_hub import login\n', `login(token="${value}")\n`] }] }, null, 1);
+    expect(await rule(notebook, 'nb/train.ipynb')).toBeDefined();
+  });
+});
+
+describe('redactSecrets', () => {
+  it('replaces each credential with [REDACTED:rule] and keeps the rest', () => {
+    for (const shape of Object.keys(TOKEN_SHAPES) as TokenShape[]) {
+      const value = TOKEN_SHAPES[shape]();
+      const redacted = redactSecrets(`fetch failed: 401 with ${value} while syncing`);
+      expect(redacted, shape).not.toContain(secretPart(shape, value));
+      expect(redacted, shape).toMatch(/^fetch failed: 401 with .*\[REDACTED:[\w-]+\].* while syncing$/);
+    }
+  });
+
+  it('cuts a whole private key, also when it is pasted one quoted line at a time', () => {
+    const lines = privateKeyLines();
+    for (const text of [lines.join('\n'), pemAsLiterals('python', lines)]) {
+      const redacted = redactSecrets(`stack trace: ${text} end`);
+      for (const line of keyMaterial(lines)) expect(redacted).not.toContain(line);
+      expect(redacted).toContain('[REDACTED:');
+    }
+  });
+
+  it('leaves text without credentials alone', () => {
+    for (const text of ['where is the config loaded', 'rotate CI token (see #42)', 'const key = process.env.API_KEY', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==']) {
+      expect(redactSecrets(text)).toBe(text);
+    }
   });
 });

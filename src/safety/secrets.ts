@@ -1,22 +1,27 @@
 import presetPackage from '@secretlint/secretlint-rule-preset-recommend/package.json' with { type: 'json' };
+import { type DerivedView, derivedViews, originOf } from './literal-views.js';
+import { GITLEAKS_VERSION, matchRules } from './rule-set.js';
 
 /**
  * Detecting credentials by content (SPEC §8): a file that holds one is a secret whatever its name,
- * and is blocked whole (never indexed, never served, never partially redacted; seed 002 §7.4).
+ * and is blocked whole (never indexed, never served, never partially redacted). Strings that are
+ * not files (arguments written to the audit log, commit subjects) have each credential replaced
+ * instead (`redactSecrets`).
  *
- * The detection is secretlint's recommended rule preset (AWS, GCP, GitHub, npm, Slack, OpenAI,
- * Anthropic, SendGrid, Shopify, Linear, 1Password, basic auth and database URLs with passwords,
- * PEM private keys), plus the few shapes it leaves out, which repodex checks itself: a private key
- * marker anywhere in a line with key material after it (secretlint wants a full, real-looking key
- * block, so a key inside a template or raw string whose material is short or escaped slips past
- * it), Stripe secret and restricted keys, and Google API keys and OAuth tokens.
+ * Three rule sets look at a text: repodex's own few shapes (below), gitleaks' rule list kept as
+ * data (`rule-set.ts`: GitLab, Hugging Face, Vault, Azure, JWTs and some two hundred more), and
+ * secretlint's recommended preset (AWS, GCP, GitHub, npm, Slack, OpenAI, Anthropic, SendGrid,
+ * Shopify, Linear, 1Password, basic auth and database URLs with passwords, PEM private keys). The
+ * first two also read the text's derived views (`literal-views.ts`): string literals joined across
+ * `+`, commas and line breaks, and base64 decoded, so a key written one quoted line per PEM line,
+ * a marker split in two, or a key encoded in a Kubernetes Secret is found as well.
  *
  * A finding names the rule and the line, never the secret: secretlint's own messages quote it.
  */
 
 /** One credential found in a text: which rule matched, and where (never the matched text). */
 export interface SecretFinding {
-  /** A rule id, e.g. `@secretlint/secretlint-rule-aws` or `repodex/private-key`. */
+  /** A rule id, e.g. `@secretlint/secretlint-rule-aws`, `gitlab-pat` or `repodex/private-key`. */
   readonly rule: string;
   /** 1-based line of the first match. */
   readonly line: number;
@@ -24,11 +29,22 @@ export interface SecretFinding {
 
 /**
  * The version of the detection rules. Files the index holds were scanned with these rules: an
- * index or parse cache made with other rules is rebuilt (it is part of the feature version key).
+ * index or parse cache made with other rules is rebuilt (it is part of the parse-cache key, and a
+ * change bumps FEATURE_VERSION), and what an older version left on disk is purged (`purge.ts`).
  */
-export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+repodex-1`;
+export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+gitleaks@${GITLEAKS_VERSION}+repodex-2`;
 
 const KEY_MARKER = String.raw`-----BEGIN ((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----`;
+
+/** A shape repodex checks itself: a literal anchor searched first (cheap rejection), then the pattern. */
+interface OwnRule {
+  readonly id: string;
+  readonly anchor: string;
+  /** Global: redaction replaces every match. */
+  readonly pattern: RegExp;
+  /** Only for strings that are not files (secretlint, which covers files, cannot run synchronously). */
+  readonly redactOnly?: boolean;
+}
 
 /**
  * Shapes repodex checks itself, each cheap to reject: the literal prefix is searched first.
@@ -37,13 +53,68 @@ const KEY_MARKER = String.raw`-----BEGIN ((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?P
  *   also when the key is written as a list of quoted lines.
  * - Stripe live or test secret keys and restricted keys (`sk_live_…`, `rk_test_…`).
  * - Google API keys (`AIza` + 35) and OAuth access tokens (`ya29.`).
+ * - A token in a URL query (`?token=…`, a Jupyter server's login link): 24+ characters.
+ * - An Azure Storage account key in a connection string (`AccountKey=…`), which gitleaks' list lacks.
+ * - In strings that are not files only: a password in a URL (`scheme://user:password@host`) and
+ *   an AWS secret access key next to its name, which secretlint finds in files.
  */
-const OWN_RULES: readonly { readonly id: string; readonly anchor: string; readonly pattern: RegExp }[] = [
-  { id: 'repodex/private-key', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`${KEY_MARKER}[ \t'"${'`'},+]*(\r?\n|(\\r)?\\n)[ \t'"${'`'}+]*[A-Za-z0-9+/=]{16,}`) },
-  { id: 'repodex/stripe', anchor: 'k_', pattern: /\b[sr]k_(live|test)_[0-9A-Za-z]{20,}\b/ },
-  { id: 'repodex/google-api-key', anchor: 'AIza', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/ },
-  { id: 'repodex/google-oauth-token', anchor: 'ya29.', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/ },
+const OWN_RULES: readonly OwnRule[] = [
+  { id: 'repodex/private-key', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`${KEY_MARKER}[ \t'"${'`'},+]*(\r?\n|(\\r)?\\n)[ \t'"${'`'}+]*[A-Za-z0-9+/=]{16,}`, 'g') },
+  { id: 'repodex/stripe', anchor: 'k_', pattern: /\b[sr]k_(live|test)_[0-9A-Za-z]{20,}\b/g },
+  { id: 'repodex/google-api-key', anchor: 'AIza', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
+  { id: 'repodex/google-oauth-token', anchor: 'ya29.', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/g },
+  { id: 'repodex/url-token', anchor: '=', pattern: /[?&](?:token|access_token|auth_token|api_key|apikey)=(?=[^\s&#'"]*[0-9])[A-Za-z0-9_\-.~%]{24,}/gi },
+  { id: 'repodex/azure-storage-key', anchor: 'AccountKey=', pattern: /AccountKey=[A-Za-z0-9+/]{40,}={0,2}/g },
+  { id: 'repodex/url-password', anchor: '://', pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/?#@'"`]{1,64}:[^\s/?#@'"`]{3,128}@[\w.-]+/g, redactOnly: true },
+  { id: 'repodex/aws-secret-key', anchor: 'aws', pattern: /aws.{0,20}?(?:secret|key).{0,20}?['"\s=:]{1,5}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/gi, redactOnly: true },
 ];
+
+/** A credential's span in a text, and the rule that found it. */
+interface Span {
+  readonly rule: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+function ownMatches(text: string, first: boolean, strings: boolean): Span[] {
+  const out: Span[] = [];
+  for (const rule of OWN_RULES) {
+    if ((rule.redactOnly && !strings) || !(rule.pattern.flags.includes('i') ? text.toLowerCase().includes(rule.anchor.toLowerCase()) : text.includes(rule.anchor))) continue;
+    rule.pattern.lastIndex = 0;
+    for (let m = rule.pattern.exec(text); m !== null; m = rule.pattern.exec(text)) {
+      out.push({ rule: rule.id, start: m.index, end: m.index + m[0].length });
+      if (first) return out;
+    }
+  }
+  return out;
+}
+
+/** Own and gitleaks rules over a text, in its own coordinates. */
+function directMatches(text: string, path: string | undefined, first: boolean, strings: boolean): Span[] {
+  const own = ownMatches(text, first, strings);
+  if (first && own.length > 0) return own;
+  return [...own, ...matchRules(text, path, first)];
+}
+
+function viewMatches(view: DerivedView, path: string | undefined, first: boolean, strings: boolean): Span[] {
+  return directMatches(view.text, path, first, strings).map((span) => ({ rule: span.rule, ...originOf(view, span.start) }));
+}
+
+/**
+ * Every credential the synchronous rules (own and gitleaks, over the text and its derived views)
+ * find in `text`, as spans of the text; only the first when `first`. `strings`: the text is an
+ * argument or a commit subject, not a file (the rules secretlint covers in files apply too).
+ */
+function synchronousMatches(text: string, path: string | undefined, first: boolean, strings: boolean): Span[] {
+  const direct = directMatches(text, path, first, strings);
+  if (first && direct.length > 0) return direct;
+  const out = [...direct];
+  for (const view of derivedViews(text)) {
+    out.push(...viewMatches(view, path, first, strings));
+    if (first && out.length > 0) return out;
+  }
+  return out;
+}
 
 type Lint = (text: string, path: string) => Promise<{ ruleId: string; offset: number }[]>;
 let secretlint: Promise<Lint> | undefined;
@@ -90,11 +161,8 @@ function lineAt(text: string, offset: number): number {
 
 /** The first credential in `text` (a file at repository path `path`), or undefined when there is none. */
 export async function findSecret(text: string, path: string): Promise<SecretFinding | undefined> {
-  for (const rule of OWN_RULES) {
-    if (!text.includes(rule.anchor)) continue;
-    const match = rule.pattern.exec(text);
-    if (match) return { rule: rule.id, line: lineAt(text, match.index) };
-  }
+  const [span] = synchronousMatches(text, path, true, false);
+  if (span) return { rule: span.rule, line: lineAt(text, span.start) };
   const lint = await loadSecretlint();
   const found = await lint(text, path);
   if (found.length === 0) return undefined;
@@ -102,8 +170,51 @@ export async function findSecret(text: string, path: string): Promise<SecretFind
   return { rule: first.ruleId, line: lineAt(text, first.offset) };
 }
 
+/** A rule id as people read it: `github-pat`, `private-key`, `aws`. */
+function ruleName(rule: string): string {
+  return rule.replace(/^@secretlint\/secretlint-rule-/, '').replace(/^repodex\//, '');
+}
+
+/**
+ * `text` with every credential replaced by `[REDACTED:rule]`, for strings that are kept but are not
+ * files: arguments written to the audit log, commit subjects stored in the index. The same rules
+ * as `findSecret` (synchronously: secretlint's shapes that gitleaks' list lacks are among
+ * repodex's own); a private key is cut from its marker to its end marker (or the end of the text),
+ * and a credential found in joined literals or decoded base64 takes its whole source run with it.
+ */
+export function redactSecrets(text: string): string {
+  const spans = synchronousMatches(text, undefined, false, true).map((span) => ({ ...span, end: span.rule.endsWith('private-key') ? keyEnd(text, span.end) : tokenEnd(text, span.end) }));
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = '';
+  let at = 0;
+  for (const span of spans) {
+    if (span.end <= at) continue;
+    out += `${text.slice(at, Math.max(at, span.start))}[REDACTED:${ruleName(span.rule)}]`;
+    at = span.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * Where a token matched up to `from` really ends: a rule may match a fixed length of a longer run
+ * (`ghp_` and 36 characters), and the rest of the run must not be left behind.
+ */
+function tokenEnd(text: string, from: number): number {
+  let end = from;
+  while (end < text.length && /[A-Za-z0-9_\-+/=]/.test(text[end]!)) end++;
+  return end;
+}
+
+/** Where a private key found up to `from` ends: after its end marker, or at the end of the text. */
+function keyEnd(text: string, from: number): number {
+  const end = /-----END[ A-Z0-9_-]{0,100}-----/g;
+  end.lastIndex = from;
+  const m = end.exec(text);
+  return m ? m.index + m[0].length : text.length;
+}
+
 /** A one-line reason for refusing a file that holds a credential (names the rule and line, never the secret). */
 export function describeSecret(finding: SecretFinding): string {
-  const what = finding.rule.replace(/^@secretlint\/secretlint-rule-/, '').replace(/^repodex\//, '');
-  return `contains a credential (${what}, line ${finding.line})`;
+  return `contains a credential (${ruleName(finding.rule)}, line ${finding.line})`;
 }

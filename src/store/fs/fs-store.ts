@@ -560,7 +560,9 @@ class FsGenerationWriter implements GenerationWriter {
     store.writeMeta(body);
     crashPoint('committed');
     const keep = new Set<string>([manifestName, ...segments.map((ref) => ref.name)]);
-    if (previous) {
+    // A generation built under other rules (an older repodex) may hold what those rules let
+    // through, credentials included: it is not kept for readers past the sync that replaced it.
+    if (previous && previous.file.feature_version === FEATURE_VERSION) {
       keep.add(previous.file.manifest.name);
       for (const ref of previous.manifest.segments) keep.add(ref.name);
     }

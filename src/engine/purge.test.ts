@@ -1,0 +1,42 @@
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TOKEN_SHAPES } from '../../test/credentials.js';
+import { tempDir } from '../../test/helpers.js';
+import { SECRET_RULES_VERSION } from '../safety/secrets.js';
+import { SECRET_RULES_FILE, purgeForSecretRules } from './purge.js';
+
+describe('purgeForSecretRules', () => {
+  it('cleans what an older version left (audit lines, a bundle quoting a credential, history, the learned table) once per rules version', async () => {
+    const dataDir = tempDir();
+    mkdirSync(join(dataDir, 'vectors'));
+    const token = TOKEN_SHAPES.gitlab();
+    const entry = (q: string): string => JSON.stringify({ time: '2026-11-24T10:00:00.000Z', request_id: 'r', frontend: 'cli', op: 'search', args: { q, top_k: 5 }, outcome: 'ok', blocked: false, duration_ms: 1 });
+    writeFileSync(join(dataDir, 'audit.jsonl'), `${entry('where is the config loaded')}\n${entry(`fetch failed with ${token}`)}\n{"cut by a cr`);
+    writeFileSync(join(dataDir, 'audit.1.jsonl'), `${entry(`old ${token}`)}\n`);
+    writeFileSync(join(dataDir, 'last_bundle.md'), `# bundle\n\nexport const T = "${token}";\n`);
+    writeFileSync(join(dataDir, 'last_bundle.json'), '{"files":[]}\n');
+    writeFileSync(join(dataDir, 'history.json'), `{"version":1,"files":{"a.ts":["rotate ${token}"]}}`);
+    writeFileSync(join(dataDir, 'vectors', 'builtin-table.bin'), 'old-vocabulary');
+
+    const done = await purgeForSecretRules(dataDir);
+    expect(done.length).toBeGreaterThan(0);
+    const audit = readFileSync(join(dataDir, 'audit.jsonl'), 'utf8');
+    expect(audit).not.toContain(token);
+    expect(audit).toContain('where is the config loaded');
+    expect(audit).toContain('[REDACTED:gitlab-pat]');
+    expect(audit).not.toContain('cut by a cr');
+    expect(statSync(join(dataDir, 'audit.jsonl')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dataDir, 'audit.1.jsonl'), 'utf8')).not.toContain(token);
+    expect(existsSync(join(dataDir, 'last_bundle.md'))).toBe(false);
+    expect(existsSync(join(dataDir, 'last_bundle.json'))).toBe(true);
+    expect(existsSync(join(dataDir, 'history.json'))).toBe(false);
+    expect(existsSync(join(dataDir, 'vectors', 'builtin-table.bin'))).toBe(false);
+    expect(readFileSync(join(dataDir, SECRET_RULES_FILE), 'utf8').trim()).toBe(SECRET_RULES_VERSION);
+
+    // Done once: data written under the current rules is left alone.
+    writeFileSync(join(dataDir, 'history.json'), '{"version":1}');
+    expect(await purgeForSecretRules(dataDir)).toEqual([]);
+    expect(existsSync(join(dataDir, 'history.json'))).toBe(true);
+  });
+});

@@ -1,0 +1,98 @@
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { isErrnoException } from '../core/errors.js';
+import { writeFileAtomic } from '../core/fs-atomic.js';
+import { SECRET_RULES_VERSION, findSecret, redactSecrets } from '../safety/secrets.js';
+import { AUDIT_FILE, AUDIT_ROTATED_FILE } from './audit.js';
+
+/** The file under `.repodex/` naming the credential rules the data beside it was made under. */
+export const SECRET_RULES_FILE = 'secret-rules';
+
+/**
+ * Files under `.repodex/` that an older repodex may have filled with credentials its rules let
+ * through, and that the index rebuild (FEATURE_VERSION) does not rewrite by itself:
+ * - the audit logs: every string in every line's arguments is redacted (`redactSecrets`);
+ * - `last_bundle.json` / `.md`: deleted when they hold a credential (a bundle quotes code);
+ * - `history.json`: deleted, rebuilt from git with subjects redacted;
+ * - the builtin embedder's table (`vectors/builtin-table.bin`): deleted, so it is learned again
+ *   from the chunks the index now holds, without the vocabulary of files now blocked.
+ * (The parse cache's outcomes are keyed by the rules version, so none made under older rules is
+ * used again; the cache discards itself when the version in its header differs.)
+ * Runs at the start of a sync, under the writer lock, once per rules version: it records the
+ * version when done. Returns what it did, for the build log.
+ */
+export async function purgeForSecretRules(dataDir: string): Promise<string[]> {
+  const marker = join(dataDir, SECRET_RULES_FILE);
+  let recorded: string | undefined;
+  try {
+    recorded = readFileSync(marker, 'utf8').trim();
+  } catch (error) {
+    if (!isErrnoException(error, 'ENOENT')) throw error;
+  }
+  if (recorded === SECRET_RULES_VERSION) return [];
+  const done: string[] = [];
+  for (const name of [AUDIT_ROTATED_FILE, AUDIT_FILE]) {
+    const redacted = redactAuditFile(join(dataDir, name));
+    if (redacted > 0) done.push(`${name}: ${redacted} line(s) redacted`);
+  }
+  for (const name of ['last_bundle.json', 'last_bundle.md']) {
+    const text = readIfExists(join(dataDir, name));
+    if (text !== undefined && (await findSecret(text, name))) {
+      rmSync(join(dataDir, name), { force: true });
+      done.push(`${name}: removed (it held a credential)`);
+    }
+  }
+  for (const name of ['history.json', join('vectors', 'builtin-table.bin')]) {
+    if (!existsSync(join(dataDir, name))) continue;
+    rmSync(join(dataDir, name), { force: true });
+    done.push(`${name}: removed (made under earlier credential rules)`);
+  }
+  writeFileAtomic(marker, `${SECRET_RULES_VERSION}\n`, dataDir);
+  return done;
+}
+
+/** The file's text, or undefined when it does not exist. */
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+}
+
+/** Rewrite an audit log with every entry's arguments redacted again; returns how many lines changed. */
+function redactAuditFile(path: string): number {
+  const text = readIfExists(path);
+  if (text === undefined) return 0;
+  let changed = 0;
+  const lines = text.split('\n').map((line) => {
+    if (line === '') return line;
+    let entry: { args?: unknown };
+    try {
+      entry = JSON.parse(line) as { args?: unknown };
+    } catch {
+      // A line cut by a crash mid-write: no entry to keep, and it may hold half a credential.
+      changed++;
+      return '';
+    }
+    if (typeof entry.args !== 'object' || entry.args === null) return line;
+    const again = JSON.stringify({ ...entry, args: redactValue(entry.args) });
+    if (again === line) return line;
+    changed++;
+    return again;
+  });
+  if (changed > 0) {
+    writeFileAtomic(path, lines.filter((line, i) => line !== '' || i === lines.length - 1).join('\n'), join(path, '..'));
+    chmodSync(path, 0o600); // as the log is created: its queries are the user's
+  }
+  return changed;
+}
+
+/** A logged value with every string in it redacted (already cut and bounded when it was logged). */
+function redactValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redactValue);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item)]));
+  return value;
+}
