@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorCode, errorMessage, isRepodexError } from '../core/errors.js';
 import { sanitizeArguments } from '../engine/audit.js';
+import { redactSecrets } from '../safety/secrets.js';
 import type { Engine } from '../engine/engine.js';
 import { type HandleOptions, handle } from './dispatch.js';
 import { fitResponse } from './fit.js';
@@ -94,6 +95,8 @@ const MAX_NAME_CHARS = 64;
 const MAX_REFUSED_FIELDS = 20;
 /** Most characters of an unreadable line the log keeps, to show how it began. */
 const MAX_LINE_PREVIEW_CHARS = 200;
+/** How much of an unreadable line is searched for credentials before it is cut to the preview. */
+const REDACTION_WINDOW_CHARS = 8192;
 
 function boundedName(name: string): string {
   return name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}…` : name;
@@ -128,11 +131,13 @@ function wholeCharacters(text: string): string {
  * (when known) and how it began — as text (bytes that are not UTF-8 shown as U+FFFD), at most 200 characters.
  */
 export function recordUnreadable(engine: Engine, frontend: string, problem: string, line: { readonly bytes?: number; readonly head?: Uint8Array | string }): string {
-  const args: Record<string, unknown> = { problem, ...(line.bytes !== undefined ? { bytes: line.bytes } : {}) };
+  // The parser's message quotes the start of the line: that excerpt may be the start of a credential too short to recognise.
+  const args: Record<string, unknown> = { problem: problem.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g, '"…"'), ...(line.bytes !== undefined ? { bytes: line.bytes } : {}) };
   if (line.head !== undefined && line.head.length > 0) {
-    // Four bytes a character at most: enough bytes for the preview, never the whole line.
-    const text = typeof line.head === 'string' ? line.head.slice(0, MAX_LINE_PREVIEW_CHARS + 1) : lenientUtf8.decode(line.head.subarray(0, 4 * (MAX_LINE_PREVIEW_CHARS + 1)));
-    args.line = text.length > MAX_LINE_PREVIEW_CHARS ? `${wholeCharacters(text.slice(0, MAX_LINE_PREVIEW_CHARS - 1))}…` : text;
+    // More than the preview, so a credential that runs past its end is still recognised and redacted before the cut.
+    const text = typeof line.head === 'string' ? line.head.slice(0, REDACTION_WINDOW_CHARS) : lenientUtf8.decode(line.head.subarray(0, 4 * REDACTION_WINDOW_CHARS));
+    const redacted = redactSecrets(wholeCharacters(text));
+    args.line = redacted.length > MAX_LINE_PREVIEW_CHARS ? `${wholeCharacters(redacted.slice(0, MAX_LINE_PREVIEW_CHARS - 1))}…` : redacted;
   }
   return recordRefused(engine, { frontend }, '', args);
 }

@@ -29,4 +29,22 @@ describe('N10: credentials in query text and commit subjects', () => {
       expect(bytes.includes(subjectToken) || bytes.toLowerCase().includes(subjectToken.toLowerCase()), name).toBe(false);
     }
   });
+
+  it('N10: a credential in a line that is no request at all (quoted by the parser, or running past the preview) is not logged either', () => {
+    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n' });
+    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    const tokens = [TOKEN_SHAPES['github-classic'](), TOKEN_SHAPES['github-classic'](), TOKEN_SHAPES['github-classic']()];
+    const lines = [
+      tokens[0], // the parser's message quotes how the line began
+      `${'x'.repeat(190)} ${tokens[1]}`, // across the 200-character preview
+      `{"op":"search","q":"${'y'.repeat(150)} ${tokens[2]}", "broken"`,
+    ];
+    runCli(['serve', '--stdio', '--root', root], { input: `${lines.join('\n')}\n` });
+    const log = readFileSync(join(root, '.repodex', 'audit.jsonl'), 'utf8');
+    expect(log.split('\n').filter((line) => line.includes('"frontend":"jsonl"'))).toHaveLength(3);
+    for (const token of tokens) {
+      // Not the token, and not its first ten characters either.
+      expect(log).not.toContain(token.slice(0, 10));
+    }
+  });
 });

@@ -10,8 +10,8 @@ type Response =
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** First bytes of an unreadable line kept for the audit log's preview. */
-const HEAD_BYTES = 1024;
+/** First bytes of an oversized line kept for the audit log (searched for credentials, then cut to a preview). */
+const HEAD_BYTES = 4 * 8192;
 
 /** Options for a JSONL session. */
 export interface JsonlOptions {
