@@ -68,6 +68,9 @@ function channel(script: string | URL, root: string): Channel {
     async close() {
       const target = worker;
       worker = undefined;
+      // An idle worker is unref'd: ref it while it stops, or nothing keeps the event loop alive
+      // until it has, and a process awaiting this at the top level ends with Node's exit code 13.
+      target?.ref();
       await target?.terminate();
     },
   };
