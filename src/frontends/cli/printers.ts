@@ -253,7 +253,8 @@ export function printBundle(report: ResponseOf<'bundle'>): string {
 
 /** Human output of `audit`: one line per call, oldest first. */
 export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
-  if (report.entries.length === 0) return `no calls recorded${report.total > 0 ? ' in that period' : ''} (${report.path})`;
+  const warnings = (report.warnings ?? []).map((warning) => style.yellow(`warning: ${warning}`));
+  if (report.entries.length === 0) return [`no calls recorded${report.total > 0 ? ' in that period' : ''} (${report.path})`, ...warnings].join('\n');
   const lines = report.entries.map((entry) => {
     const outcome = entry.outcome === 'ok' ? style.green('ok') : style.red(entry.outcome);
     const args = Object.entries(entry.args)
@@ -261,7 +262,7 @@ export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
       .join(' ');
     return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? entry.op).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
   });
-  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatCount(report.total)} calls (${report.path})`));
+  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatCount(report.total)} calls (${report.path})`), ...warnings);
   return lines.join('\n');
 }
 
