@@ -5,87 +5,101 @@ import { RepodexError } from './errors.js';
  * Checksummed JSON, for every JSON file repodex keeps beside its index (meta.json, the vector
  * manifest, the graph's sidecar, history.json, analytics.json) and for each line of its audit log.
  *
- * A file is the body's fields followed by `checksum`, the CRC-32 of the body serialised the same
- * way, written as `JSON.stringify` writes it (pretty or compact) plus a newline. Reading checks
- * two things: that the bytes are exactly the canonical serialisation of what they parse to (so an
- * edit that leaves the parsed value equal — a space, `1.0` for `1`, `\u0041` for `A`, a byte that
- * is not UTF-8 — is caught), and that the checksum matches the body (so an edit that changes a
- * value is caught). Together they catch every single-byte change, in the checksum itself too.
+ * The text is the value as `JSON.stringify` writes it (pretty or compact), with a last field
+ * `"checksum": "xxxxxxxx"`: the CRC-32, in hex, of the whole text with those eight digits written
+ * as zeros. The checksum covers the bytes as written, not the parsed value, so an edit that leaves
+ * the value equal (a space, `1.0` for `1`, `\u0041` for `A`, a byte that is not UTF-8) is caught as
+ * surely as one that changes it, and so is any change to the field itself. Checking needs no JSON
+ * parse: a megabyte is checked at CRC speed (what `status` does for every file, every time).
+ *
+ * meta.json was written before this scheme with a numeric `checksum` (the CRC-32 of the value
+ * serialised without it): such a file is still read, its bytes compared with that serialisation.
  */
 
-/** How a checked JSON file is laid out: `JSON.stringify(value, null, 2)` or compact. */
-export type JsonLayout = 'pretty' | 'compact';
+/** How a checked JSON text is laid out: `JSON.stringify(value, null, 2)`, compact, or compact without the final newline (a log line). */
+export type JsonLayout = 'pretty' | 'compact' | 'line';
+
+const PLACEHOLDER = '00000000';
+
+/** What follows the body in each layout: the checksum field, around its eight hex digits. */
+const TAIL: Readonly<Record<JsonLayout, { readonly before: string; readonly after: string }>> = {
+  pretty: { before: ',\n  "checksum": "', after: '"\n}\n' },
+  compact: { before: ',"checksum":"', after: '"}\n' },
+  line: { before: ',"checksum":"', after: '"}' },
+};
 
 function serialise(value: unknown, layout: JsonLayout): string {
   return layout === 'pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value);
 }
 
-/** The checksum a body gets: CRC-32 of its serialisation. */
-export function bodyChecksum(body: Readonly<Record<string, unknown>>, layout: JsonLayout): number {
-  return crc32(Buffer.from(serialise(body, layout), 'utf8'));
-}
-
-/** The text of a checked JSON file holding `body` (which must not have a `checksum` field of its own). */
+/** The checked text of `body` (at least one field, none named `checksum`). */
 export function checkedJsonText(body: Readonly<Record<string, unknown>>, layout: JsonLayout = 'pretty'): string {
-  return `${serialise({ ...body, checksum: bodyChecksum(body, layout) }, layout)}\n`;
+  if ('checksum' in body || Object.keys(body).length === 0) throw new RepodexError('INTERNAL', 'a checked JSON body needs fields of its own, and none named checksum');
+  const text = `${serialise({ ...body, checksum: PLACEHOLDER }, layout)}${layout === 'line' ? '' : '\n'}`;
+  const digits = crc32(Buffer.from(text, 'utf8')).toString(16).padStart(8, '0');
+  const at = text.length - TAIL[layout].after.length - PLACEHOLDER.length;
+  return `${text.slice(0, at)}${digits}${text.slice(at + PLACEHOLDER.length)}`;
 }
 
 /**
- * The body of a checked JSON file (without `checksum`), or INDEX_CORRUPT naming `name` and what is
- * wrong: not JSON, not an object, bytes other than the canonical serialisation, no checksum, or a
- * checksum that does not match. The body is as written: fields this version does not know are kept.
+ * Why `bytes` are not a sound checked JSON text in `layout`, or undefined when they are: the
+ * checksum field is not where it belongs, or the CRC does not match. No JSON parse.
+ */
+export function checkJsonBytes(bytes: Uint8Array, layout: JsonLayout = 'pretty'): string | undefined {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const { before, after } = TAIL[layout];
+  const digitsAt = buf.length - after.length - PLACEHOLDER.length;
+  if (buf[0] !== 0x7b || digitsAt - before.length < 1 || buf.toString('latin1', digitsAt - before.length, digitsAt) !== before || buf.toString('latin1', digitsAt + PLACEHOLDER.length) !== after) {
+    return 'its checksum field is missing or out of place';
+  }
+  const digits = buf.toString('latin1', digitsAt, digitsAt + PLACEHOLDER.length);
+  if (!/^[0-9a-f]{8}$/.test(digits)) return 'its checksum is unreadable';
+  let crc = crc32(buf.subarray(0, digitsAt));
+  crc = crc32(Buffer.from(PLACEHOLDER, 'latin1'), crc);
+  crc = crc32(buf.subarray(digitsAt + PLACEHOLDER.length), crc);
+  return crc === Number.parseInt(digits, 16) ? undefined : 'checksum mismatch';
+}
+
+/**
+ * The body of a checked JSON file (without `checksum`), or INDEX_CORRUPT naming `name` and what
+ * is wrong. The body is as written: fields this version does not know are kept.
  */
 export function readCheckedJson(bytes: Uint8Array, name: string, layout: JsonLayout = 'pretty'): Record<string, unknown> {
   const damaged = (why: string): RepodexError => new RepodexError('INDEX_CORRUPT', `${name} is damaged: ${why}`);
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const legacy = legacyBody(raw, layout);
+  if (legacy) {
+    if (typeof legacy === 'string') throw damaged(legacy);
+    return legacy;
+  }
+  const why = checkJsonBytes(raw, layout);
+  if (why) throw damaged(why);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw damaged('it is not valid JSON');
+    throw damaged('it is not valid JSON'); // a checksum that matches over text that does not parse: written so
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw damaged('it is not a JSON object');
-  const record = parsed as Record<string, unknown>;
-  if (!raw.equals(Buffer.from(`${serialise(record, layout)}\n`, 'utf8'))) throw damaged('its bytes differ from what repodex writes for its content');
-  const { checksum, ...body } = record;
-  if (typeof checksum !== 'number') throw damaged('it has no checksum');
-  if (bodyChecksum(body, layout) !== checksum) throw damaged('checksum mismatch');
+  const { checksum: _checksum, ...body } = parsed as Record<string, unknown>;
   return body;
 }
 
 /**
- * Log lines: `{"crc":"xxxxxxxx",` then the entry's fields, where `xxxxxxxx` is the CRC-32 (8 hex
- * digits) of every byte after that prefix up to the newline. The check needs no JSON parse (a log
- * of megabytes is checked at CRC speed), and still catches every single-byte change: in the
- * prefix, in the digits, or in what they cover.
+ * A file of the earlier scheme (a numeric `checksum` last, over the value serialised without it):
+ * its body, why it is damaged, or undefined when it is not of that scheme.
  */
-const LINE_PREFIX = '{"crc":"';
-const LINE_PREFIX_BYTES = LINE_PREFIX.length + 10; // prefix, 8 hex digits, `",`
-
-/** One log line (without its newline) holding `entry`, checksummed. */
-export function checkedJsonLine(entry: Readonly<Record<string, unknown>>): string {
-  const text = JSON.stringify(entry);
-  if (!text.startsWith('{"')) throw new RepodexError('INTERNAL', 'a checked log line needs at least one field');
-  const rest = text.slice(1);
-  const crc = crc32(Buffer.from(rest, 'utf8')).toString(16).padStart(8, '0');
-  return `${LINE_PREFIX}${crc}",${rest}`;
-}
-
-/** What one log line is: a checked entry, a line from before lines were checked, or damage (with why). */
-export type LogLine = { readonly kind: 'checked'; readonly bytes: Uint8Array } | { readonly kind: 'unchecked' } | { readonly kind: 'damaged'; readonly why: string };
-
-/**
- * Check one log line (its bytes without the newline). A line that does not start with the
- * checksum prefix is `unchecked` when `legacy` accepts it (a line an older version wrote), else
- * damaged. Only a checked line's content is trusted.
- */
-export function checkJsonLine(line: Uint8Array, legacy: (line: Uint8Array) => boolean): LogLine {
-  const bytes = Buffer.from(line.buffer, line.byteOffset, line.byteLength);
-  if (bytes.length < LINE_PREFIX_BYTES + 1 || bytes.toString('latin1', 0, LINE_PREFIX.length) !== LINE_PREFIX) {
-    return legacy(bytes) ? { kind: 'unchecked' } : { kind: 'damaged', why: 'it does not start as repodex writes its lines' };
+function legacyBody(raw: Buffer, layout: JsonLayout): Record<string, unknown> | string | undefined {
+  if (!/"checksum": ?\d+\s*\}\s*$/.test(raw.toString('latin1', Math.max(0, raw.length - 40)))) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return 'it is not valid JSON';
   }
-  const digits = bytes.toString('latin1', LINE_PREFIX.length, LINE_PREFIX.length + 8);
-  if (!/^[0-9a-f]{8}$/.test(digits) || bytes.toString('latin1', LINE_PREFIX.length + 8, LINE_PREFIX_BYTES) !== '",') return { kind: 'damaged', why: 'its checksum is unreadable' };
-  if (crc32(bytes.subarray(LINE_PREFIX_BYTES)) !== Number.parseInt(digits, 16)) return { kind: 'damaged', why: 'checksum mismatch' };
-  return { kind: 'checked', bytes };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'it is not a JSON object';
+  const record = parsed as Record<string, unknown>;
+  if (!raw.equals(Buffer.from(`${serialise(record, layout)}${layout === 'line' ? '' : '\n'}`, 'utf8'))) return 'its bytes differ from what repodex writes for its content';
+  const { checksum, ...body } = record;
+  if (typeof checksum !== 'number' || crc32(Buffer.from(serialise(body, layout), 'utf8')) !== checksum) return 'checksum mismatch';
+  return body;
 }

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkJsonLine, checkedJsonLine } from '../core/checked-json.js';
+import { checkJsonBytes, checkedJsonText } from '../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { withFileLock } from '../core/file-lock.js';
 import { createFileAtomic } from '../core/fs-atomic.js';
@@ -76,25 +76,34 @@ const ENTRY_FIELDS = new Set(['time', 'request_id', 'frontend', 'op', 'tool', 'a
 /** What a log cannot do, and what the user can: said wherever a damaged line is reported. */
 const AUDIT_FIX = 'an audit log cannot be rebuilt, so `repodex audit` leaves damaged lines out; to clear this, keep a copy of the file if you need it and delete it (a new log starts with the next call)';
 
+/** Why a line is damaged, or undefined when it is sound or an older version's (no checksum). */
+function lineDamage(line: Buffer): string | undefined {
+  const why = checkJsonBytes(line, 'line');
+  return why !== undefined && !looksOlder(line) ? why : undefined;
+}
+
 /** One line of the log: its entry, or why it is damaged. */
 function decodeLine(line: Buffer): AuditEntry | { readonly damage: string } {
-  const checked = checkJsonLine(line, looksOlder);
-  if (checked.kind === 'damaged') return { damage: checked.why };
+  const damage = lineDamage(line);
+  if (damage) return { damage };
   let entry: Record<string, unknown>;
   try {
     entry = JSON.parse(line.toString('utf8')) as Record<string, unknown>;
   } catch {
     return { damage: 'it is not valid JSON' };
   }
-  const { crc: _crc, ...fields } = entry;
-  if (checked.kind === 'unchecked' && Object.keys(fields).some((key) => !ENTRY_FIELDS.has(key))) return { damage: 'it has unknown fields and no checksum' };
+  const { checksum: _checksum, ...fields } = entry;
+  if (Object.keys(fields).some((key) => !ENTRY_FIELDS.has(key))) return { damage: 'it has fields an entry never has' };
   return fields as unknown as AuditEntry;
 }
 
-/** A line an older version wrote (no checksum): one whole JSON object starting with its time. */
-function looksOlder(line: Uint8Array): boolean {
-  const text = Buffer.from(line.buffer, line.byteOffset, line.byteLength);
-  return text.toString('latin1', 0, 9) === '{"time":"' && text[text.length - 1] === 0x7d;
+/**
+ * A line an older version wrote, without a checksum: an entry from its time to its duration, the
+ * last field it always has. (A checksummed line ends with its checksum: no single changed byte
+ * makes one look like this.)
+ */
+function looksOlder(line: Buffer): boolean {
+  return line.toString('latin1', 0, 9) === '{"time":"' && /,"duration_ms":[0-9.eE+-]+\}$/.test(line.toString('latin1', Math.max(0, line.length - 40)));
 }
 
 /** The lines of a log file, without their newlines; a last line without one counts too. */
@@ -129,7 +138,7 @@ export function checkAuditLog(dataDir: string): { checked: string[]; problems: s
     checked.push(name);
     const damaged: number[] = [];
     linesOf(bytes).forEach((line, i) => {
-      if (checkJsonLine(line, looksOlder).kind === 'damaged') damaged.push(i + 1);
+      if (lineDamage(line) !== undefined) damaged.push(i + 1);
     });
     if (damaged.length > 0) problems.push(`${name}: ${damaged.length === 1 ? `line ${damaged[0]} is` : `${damaged.length} lines (${damaged.slice(0, 5).join(', ')}${damaged.length > 5 ? ', …' : ''}) are`} damaged; ${AUDIT_FIX}`);
   }
@@ -137,8 +146,8 @@ export function checkAuditLog(dataDir: string): { checked: string[]; problems: s
 }
 
 /**
- * `.repodex/audit.jsonl`: one JSON line per call, each with a checksum of its own (`crc`, see
- * core/checked-json.ts), appended (one `write` per line, so lines from concurrent processes never
+ * `.repodex/audit.jsonl`: one JSON line per call, each with a checksum of its own (its last field,
+ * see core/checked-json.ts), appended (one `write` per line, so lines from concurrent processes never
  * interleave), rotated to `audit.1.jsonl` past 4 MiB (under a lock file, so two processes never
  * both rotate and one's rename never throws the log the other just rotated away).
  */
@@ -155,14 +164,14 @@ export class AuditLog {
   record(entry: AuditEntry): void {
     try {
       this.rotateIfLarge();
-      appendFileSync(this.path, `${checkedJsonLine({ ...entry })}\n`, { mode: 0o600 });
+      appendFileSync(this.path, `${checkedJsonText({ ...entry }, 'line')}\n`, { mode: 0o600 });
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) {
         try {
           // First call in this repository: the data folder, with its .gitignore (never in git status).
           mkdirSync(this.dataDir, { recursive: true });
           createFileAtomic(join(this.dataDir, '.gitignore'), '*\n', this.dataDir);
-          appendFileSync(this.path, `${checkedJsonLine({ ...entry })}\n`, { mode: 0o600 });
+          appendFileSync(this.path, `${checkedJsonText({ ...entry }, 'line')}\n`, { mode: 0o600 });
         } catch {
           // The data folder cannot be created (read-only checkout): the call still answers.
         }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { checkedJsonText, readCheckedJson } from '../core/checked-json.js';
+import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
 import { errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs-atomic.js';
 import { queryTerms } from '../text/tokenizer.js';
@@ -75,10 +75,11 @@ export function checkHistory(dataDir: string): { checked: string[]; problems: st
     if (isErrnoException(error, 'ENOENT')) return { checked: [], problems: [], notes: [] };
     return { checked: [HISTORY_FILE], problems: [`cannot read ${HISTORY_FILE}: ${errorMessage(error)}`], notes: [] };
   }
-  const kept = decodeKept(bytes);
-  if (kept === 'older') return { checked: [HISTORY_FILE], problems: [], notes: [`${HISTORY_FILE} was written by an older repodex, without a checksum: the next sync reads the history from git again`] };
-  if (typeof kept === 'string') return { checked: [HISTORY_FILE], problems: [`${kept}; \`repodex sync\` reads the history from git again`], notes: [] };
-  return { checked: [HISTORY_FILE], problems: [], notes: [] };
+  // The checksum alone (no parse: status runs this on every call, and the file can be large).
+  const why = checkJsonBytes(bytes, 'compact');
+  if (why === undefined) return { checked: [HISTORY_FILE], problems: [], notes: [] };
+  if (isOlder(bytes)) return { checked: [HISTORY_FILE], problems: [], notes: [`${HISTORY_FILE} was written by an older repodex, without a checksum: the next sync reads the history from git again`] };
+  return { checked: [HISTORY_FILE], problems: [`${HISTORY_FILE} is damaged: ${why}; \`repodex sync\` reads the history from git again`], notes: [] };
 }
 
 /** Paths whose history field differs between two histories. */
@@ -110,7 +111,7 @@ function decodeKept(bytes: Buffer): History | 'older' | string {
   try {
     body = readCheckedJson(bytes, HISTORY_FILE, 'compact');
   } catch (error) {
-    if (/^\{"version":1,/.test(bytes.toString('latin1', 0, 12)) && !bytes.subarray(-40).includes('"checksum"')) return 'older';
+    if (isOlder(bytes)) return 'older';
     return isRepodexError(error) ? (error.detail ?? error.message) : errorMessage(error);
   }
   const { version, head, max_commits: maxCommits, files } = body as { version?: unknown; head?: unknown; max_commits?: unknown; files?: unknown };
@@ -123,6 +124,11 @@ function decodeKept(bytes: Buffer): History | 'older' | string {
     Object.values(files).every((subjects) => Array.isArray(subjects) && subjects.every((subject) => typeof subject === 'string'));
   if (!valid) return `${HISTORY_FILE} is damaged: unexpected fields`;
   return { head, maxCommits, files: new Map(Object.entries(files as Record<string, string[]>)) };
+}
+
+/** A history.json an older version wrote: version 1, no checksum. */
+function isOlder(bytes: Buffer): boolean {
+  return bytes.toString('latin1', 0, 12) === '{"version":1' && !bytes.subarray(-40).includes('"checksum"');
 }
 
 const HISTORY_FILE = 'history.json';

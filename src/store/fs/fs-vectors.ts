@@ -253,8 +253,11 @@ export class FsVectorStore implements VectorStore {
     return stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : 'none';
   }
 
-  /** Parse the log, stopping at the first record that fails its checksum. */
-  private read(): LogContents {
+  /**
+   * Parse the log, stopping at the first record that fails its checksum. `keep: false` only checks
+   * (what `status` and `verify` do): nothing is copied out, the records come back empty.
+   */
+  private read(keep = true): LogContents {
     const dim = this.identity.dim;
     let fd: number;
     try {
@@ -279,12 +282,12 @@ export class FsVectorStore implements VectorStore {
       if (headerDamage) return { recordBytes: this.recordBytes, count: 0, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: length, headerDamage };
       const size = this.recordBytes;
       const whole = Math.floor((length - HEADER_BYTES) / size);
-      const hashes = new Uint8Array(whole * 32);
-      const data = new Float32Array(whole * dim);
+      const hashes = new Uint8Array(keep ? whole * 32 : 0);
+      const data = new Float32Array(keep ? whole * dim : 0);
       // Records are read a block at a time into one buffer, so loading never holds the file twice.
       // A record's size (36 + 4·dim) is a multiple of 4, so each vector sits 4-byte aligned in it.
       const perBlock = Math.max(1, Math.floor(READ_BLOCK_BYTES / size));
-      const block = Buffer.alloc(perBlock * size);
+      const block = Buffer.allocUnsafe(perBlock * size); // only what readSync filled is ever read
       const floats = new Float32Array(block.buffer, block.byteOffset, block.length / 4);
       let count = 0;
       read: for (let first = 0; first < whole; first += perBlock) {
@@ -298,13 +301,15 @@ export class FsVectorStore implements VectorStore {
         for (let i = 0; i < n; i++) {
           const at = i * size;
           if (crc32(block.subarray(at, at + size - 4)) !== block.readUInt32LE(at + size - 4)) break read;
-          hashes.set(block.subarray(at, at + 32), count * 32);
-          data.set(floats.subarray((at + 32) / 4, (at + 32) / 4 + dim), count * dim);
+          if (keep) {
+            hashes.set(block.subarray(at, at + 32), count * 32);
+            data.set(floats.subarray((at + 32) / 4, (at + 32) / 4 + dim), count * dim);
+          }
           count++;
         }
       }
       const validBytes = HEADER_BYTES + count * size;
-      return { recordBytes: size, count, hashes: hashes.subarray(0, count * 32), data: data.subarray(0, count * dim), validBytes, tailBytes: length - validBytes };
+      return { recordBytes: size, count, hashes: hashes.subarray(0, keep ? count * 32 : 0), data: data.subarray(0, keep ? count * dim : 0), validBytes, tailBytes: length - validBytes };
     } catch (error) {
       if (error instanceof RepodexError) throw error;
       throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.logName}: ${errorMessage(error)}`);
@@ -347,7 +352,7 @@ export class FsVectorStore implements VectorStore {
       if (length > 0) {
         // Cut off a torn or damaged tail first, so new records follow the last whole one (a log
         // whose header is damaged is started over: it is derived data, embedded again).
-        const { validBytes } = this.read();
+        const { validBytes } = this.read(false);
         if (validBytes < length) {
           ftruncateSync(fd, validBytes);
           length = validBytes;
@@ -584,7 +589,7 @@ export class FsVectorStore implements VectorStore {
     const problems: string[] = [];
     let count = 0;
     try {
-      const contents = this.read();
+      const contents = this.read(false);
       count = contents.count;
       const damage = this.tailDamage(contents);
       if (damage) problems.push(`${damage}; ${EMBED_FIX}`);

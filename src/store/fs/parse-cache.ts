@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { crc32 } from '../../core/crc32.js';
 import { isErrnoException } from '../../core/errors.js';
 import { fsyncDir, writeFileDurable } from '../../core/fs-atomic.js';
@@ -32,6 +32,8 @@ import type { ParseCache, ParsedContent } from '../backend.js';
 const KIND = 'PCAC';
 const LAYOUT = 2;
 const FIXED_HEADER_BYTES = 24;
+/** The longest header read: its rules text is at most 4 KiB. */
+const MAX_HEADER_BYTES = FIXED_HEADER_BYTES + 4096 + 8;
 const RECORD_HEAD = 8;
 const KEY_BYTES = 32;
 /** The cache is rewritten with only what the index uses once it holds this much more. */
@@ -98,23 +100,65 @@ interface Scan {
   readonly discarded: string | undefined;
 }
 
-function scan(bytes: Buffer): Scan {
+/** Where a scan reads from: bytes `[offset, offset + length)` of a log `length` bytes long. */
+interface Source {
+  readonly length: number;
+  bytes(offset: number, length: number): Buffer;
+}
+
+/** A log held in memory. */
+function memorySource(bytes: Buffer): Source {
+  return { length: bytes.length, bytes: (offset, length) => bytes.subarray(offset, offset + length) };
+}
+
+/** Bytes read through a window of at least a MiB: a check never holds the whole file. */
+const WINDOW_BYTES = 1 << 20;
+
+/** A log read from an open file a window at a time (each call's bytes are valid until the next call). */
+function fileSource(fd: number, length: number): Source {
+  let window = Buffer.allocUnsafe(WINDOW_BYTES);
+  let from = 0;
+  let to = 0;
+  return {
+    length,
+    bytes(offset, count) {
+      if (offset < from || offset + count > to) {
+        if (count > window.length) window = Buffer.allocUnsafe(count);
+        const want = Math.min(window.length, length - offset);
+        let got = 0;
+        while (got < want) {
+          const n = readSync(fd, window, got, want - got, offset + got);
+          if (n === 0) break;
+          got += n;
+        }
+        from = offset;
+        to = offset + got;
+      }
+      return window.subarray(offset - from, offset - from + count);
+    },
+  };
+}
+
+/** Read the log's records (their keys and places only when `collect`: a check needs neither). */
+function scan(source: Source, collect = true): Scan {
   const records = new Map<string, { offset: number; length: number }>();
-  if (bytes.length === 0) return { records, goodEnd: 0, damage: undefined, torn: false, discarded: undefined };
-  const head = readHeader(bytes);
+  if (source.length === 0) return { records, goodEnd: 0, damage: undefined, torn: false, discarded: undefined };
+  const head = readHeader(source.bytes(0, Math.min(source.length, MAX_HEADER_BYTES)));
   if ('damage' in head) return { records, goodEnd: 0, damage: head.damage, torn: false, discarded: undefined };
   if ('otherRules' in head) return { records, goodEnd: 0, damage: undefined, torn: false, discarded: head.otherRules };
   const stop = (at: number, damage: string, torn: boolean): Scan => ({ records, goodEnd: at, damage, torn, discarded: undefined });
   let at = head.end;
-  while (at < bytes.length) {
-    if (at + RECORD_HEAD > bytes.length) return stop(at, `last record cut short at offset ${at}`, true);
-    const length = bytes.readUInt32LE(at);
+  while (at < source.length) {
+    if (at + RECORD_HEAD > source.length) return stop(at, `last record cut short at offset ${at}`, true);
+    const recordHead = source.bytes(at, RECORD_HEAD);
+    const length = recordHead.readUInt32LE(0);
+    const stored = recordHead.readUInt32LE(4);
     const end = at + RECORD_HEAD + length;
     if (length < KEY_BYTES) return stop(at, `bad record length at offset ${at}`, false);
-    if (end > bytes.length) return stop(at, `last record cut short at offset ${at}`, true);
-    if (crc32(bytes.subarray(at + RECORD_HEAD, end)) !== bytes.readUInt32LE(at + 4)) return stop(at, `record at offset ${at} fails its checksum`, false);
-    const key = bytes.subarray(at + RECORD_HEAD, at + RECORD_HEAD + KEY_BYTES).toString('hex');
-    records.set(key, { offset: at + RECORD_HEAD + KEY_BYTES, length: length - KEY_BYTES });
+    if (end > source.length) return stop(at, `last record cut short at offset ${at}`, true);
+    const body = source.bytes(at + RECORD_HEAD, length);
+    if (crc32(body) !== stored) return stop(at, `record at offset ${at} fails its checksum`, false);
+    if (collect) records.set(body.subarray(0, KEY_BYTES).toString('hex'), { offset: at + RECORD_HEAD + KEY_BYTES, length: length - KEY_BYTES });
     at = end;
   }
   return { records, goodEnd: at, damage: undefined, torn: false, discarded: undefined };
@@ -135,7 +179,19 @@ function readOrEmpty(path: string): Buffer {
  * aside: notes, not damage. The next sync repairs all of them (FsParseCache.repair).
  */
 export function verifyParseCache(path: string): { problems: string[]; notes: string[] } {
-  const found = scan(readOrEmpty(path));
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return { problems: [], notes: [] };
+    throw error;
+  }
+  let found: Scan;
+  try {
+    found = scan(fileSource(fd, fstatSync(fd).size), false);
+  } finally {
+    closeSync(fd);
+  }
   if (found.discarded) return { problems: [], notes: [`${NAME} was ${found.discarded}: the next sync discards it`] };
   if (!found.damage) return { problems: [], notes: [] };
   if (found.torn) return { problems: [], notes: [`${NAME}: ${found.damage} (what an interrupted sync leaves); the next sync drops it`] };
@@ -169,7 +225,7 @@ export class FsParseCache implements ParseCache {
   private reload(): void {
     this.seen = fileStamp(this.path);
     this.bytes = readOrEmpty(this.path);
-    const found = scan(this.bytes);
+    const found = scan(memorySource(this.bytes));
     this.index.clear();
     for (const [key, at] of found.records) this.index.set(key, at);
     this.goodEnd = found.goodEnd;
