@@ -33,6 +33,9 @@ describe('N9: status reports what verify finds', () => {
     flipByte(root, 'parse-cache.rpdx', Math.floor(readFileSync(join(dataDir, 'parse-cache.rpdx')).length / 2), 0x01);
     expect(runCli(['verify', '--root', root]).code).toBe(1);
     expect(status(root).damage.join('\n')).toMatch(/parse-cache\.rpdx is damaged/);
+    const human = runCli(['status', '--root', root]).stdout;
+    expect(human).not.toContain('ready (clean)');
+    expect(human).toMatch(/state\s+ready, but damaged \(see below\)[\s\S]*damaged:\n {2}- parse-cache\.rpdx is damaged/);
     restore();
 
     // The vector manifest, edited as in the report (a count one higher): verify and status both see it.

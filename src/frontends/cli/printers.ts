@@ -20,7 +20,13 @@ const STATE_TEXT: Record<ResponseOf<'status'>['state'], string> = {
 
 /** Human output of `status`. */
 export function printStatus(report: ResponseOf<'status'>, style: Style): string {
-  const stateText = report.state === 'ready' ? style.green(STATE_TEXT.ready) : style.yellow(STATE_TEXT[report.state]);
+  // Damage beside a fresh index (the parse cache, the vectors, …) is never used, but is never hidden behind "clean" either.
+  const stateText =
+    report.state === 'ready' && report.damage.length > 0
+      ? style.yellow('ready, but damaged (see below)')
+      : report.state === 'ready'
+        ? style.green(STATE_TEXT.ready)
+        : style.yellow(STATE_TEXT[report.state]);
   const rows: [string, string][] = [['state', stateText]];
   if (report.sync_owner) rows.push(['sync', `running: pid ${report.sync_owner.pid} on ${report.sync_owner.host}, since ${report.sync_owner.started}`]);
   if (report.indexed) {
@@ -227,7 +233,7 @@ export function printVerify(report: ResponseOf<'verify'>, style: Style): string 
   else {
     lines.push(style.red(`index damaged (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}):`));
     for (const problem of report.problems) lines.push(`  - ${problem}`);
-    lines.push('fix: `repodex sync` rebuilds what is damaged');
+    lines.push('fix: as each line says: `repodex sync` repairs all of it but the audit log');
   }
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
