@@ -15,7 +15,7 @@ import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, I
 import { FsIndexView } from './fs-view.js';
 import { FsVectorStore, VECTORS_DIR, checkVectorFiles, dropVectorSets, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
-import { FsParseCache, verifyParseCache } from './parse-cache.js';
+import { FsParseCache, repairParseCache, verifyParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
 
 /** meta.json: the commit record. Written last, by atomic rename; readers start here. */
@@ -244,7 +244,7 @@ export class FsStore implements IndexStore {
   async tidy(): Promise<void> {
     // A damaged or torn tail of the parse cache, or a cache made under other rules, goes now, not
     // only when a sync next has something to add to it.
-    if (existsSync(this.path(CACHE_FILE))) (await this.parseCache() as FsParseCache).repair();
+    repairParseCache(this.path(CACHE_FILE));
     const current = this.currentManifest();
     if (!current) return;
     const keep = new Set<string>([current.file.manifest.name, ...current.manifest.segments.map((ref) => ref.name)]);

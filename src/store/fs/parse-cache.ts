@@ -179,23 +179,46 @@ function readOrEmpty(path: string): Buffer {
  * aside: notes, not damage. The next sync repairs all of them (FsParseCache.repair).
  */
 export function verifyParseCache(path: string): { problems: string[]; notes: string[] } {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    if (isErrnoException(error, 'ENOENT')) return { problems: [], notes: [] };
-    throw error;
-  }
-  let found: Scan;
-  try {
-    found = scan(fileSource(fd, fstatSync(fd).size), false);
-  } finally {
-    closeSync(fd);
-  }
+  const found = scanFile(path);
+  if (!found) return { problems: [], notes: [] };
   if (found.discarded) return { problems: [], notes: [`${NAME} was ${found.discarded}: the next sync discards it`] };
   if (!found.damage) return { problems: [], notes: [] };
   if (found.torn) return { problems: [], notes: [`${NAME}: ${found.damage} (what an interrupted sync leaves); the next sync drops it`] };
   return { problems: [`${NAME} is damaged: ${found.damage}; \`repodex sync\` drops it and what follows (those files are parsed again when they next change)`], notes: [] };
+}
+
+/** Scan the file at `path` through a window (nothing kept), or undefined when there is none. */
+function scanFile(path: string, mode: 'r' | 'r+' = 'r', then?: (fd: number, found: Scan) => void): Scan | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, mode);
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+  try {
+    const found = scan(fileSource(fd, fstatSync(fd).size), false);
+    then?.(fd, found);
+    return found;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Drop what cannot be used from the cache file, without loading it: a damaged or torn tail is cut
+ * off, a file with a damaged header or made under other rules is removed. What a sync with nothing
+ * to index does (the caller holds the writer lock); cheap when the file is sound (one checked
+ * read). Another process's in-memory copy notices at its next flush (the file changed).
+ */
+export function repairParseCache(path: string): void {
+  const found = scanFile(path, 'r+', (fd, scanned) => {
+    if (scanned.goodEnd > 0 && scanned.damage !== undefined) {
+      ftruncateSync(fd, scanned.goodEnd);
+      fsyncSync(fd);
+    }
+  });
+  if (found && found.goodEnd === 0 && (found.damage !== undefined || found.discarded !== undefined)) rmSync(path, { force: true });
 }
 
 /** The identity of a file's current version (inode, size, mtime), or '' when it is missing. */
@@ -248,14 +271,6 @@ export class FsParseCache implements ParseCache {
   }
 
   /**
-   * Drop what cannot be used (a damaged or torn tail, a cache made under other rules) even with
-   * nothing to append: what a sync that finds no change does (the caller holds the writer lock).
-   */
-  repair(): void {
-    this.flushNow();
-  }
-
-  /**
    * Append what was put since the last flush (cutting off a torn or damaged tail first). Past
    * MIN_COMPACT_BYTES, when the log holds three times what the index uses (`live` keys), it is
    * rewritten with just those, atomically. The caller holds the writer lock.
@@ -277,12 +292,6 @@ export class FsParseCache implements ParseCache {
       }
     }
     this.append(appended);
-  }
-
-  /** Repair, then append what is pending, synchronously (no compaction). */
-  private flushNow(): void {
-    if (fileStamp(this.path) !== this.seen) this.reload();
-    this.append(this.takePending());
   }
 
   /** The pending records not already on disk (another process may have cached the same content). */
