@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
@@ -36,12 +36,13 @@ export function historyTerms(subjects: readonly string[] | undefined): string[] 
  * same head; by reading only the new commits when it is for an ancestor; else from the last
  * `maxCommits` commits. Merge commits are left out (their subjects describe branches, not
  * changes). `changed` lists the paths whose subjects differ from the kept copy's (what an
- * incremental sync adds again). Undefined when git cannot say (not installed, a shallow or broken
- * repository).
+ * incremental sync adds again). `unkept`: there was no sound kept copy (none, damaged, an older
+ * version's), so the caller keeps this one even when no file needs adding again. Undefined when git
+ * cannot say (not installed, a shallow or broken repository).
  */
-export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<{ history: History; changed: string[] } | undefined> {
+export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<{ history: History; changed: string[]; unkept: boolean } | undefined> {
   const kept = readKept(dataDir);
-  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [] };
+  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [], unkept: false };
   let history: History;
   try {
     if (kept && kept.maxCommits === maxCommits && (await isAncestor(root, kept.head, head))) {
@@ -53,13 +54,18 @@ export async function loadHistory(root: string, dataDir: string, head: string, m
   } catch {
     return undefined;
   }
-  return { history, changed: historyChanged(kept, history) };
+  return { history, changed: historyChanged(kept, history), unkept: kept === undefined };
 }
 
 /** Keep a history beside the index (after the generation built from it is committed), checksummed. */
 export function keepHistory(dataDir: string, history: History): void {
   const files = Object.fromEntries(history.files);
   writeFileAtomic(join(dataDir, HISTORY_FILE), checkedJsonText({ version: HISTORY_VERSION, head: history.head, max_commits: history.maxCommits, files }, 'compact'), dataDir);
+}
+
+/** Remove the kept history (history turned off: its subjects have no business on disk any more). */
+export function dropHistory(dataDir: string): void {
+  rmSync(join(dataDir, HISTORY_FILE), { force: true });
 }
 
 /**
