@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, truncateSync } from 'node:fs';
+import { readFileSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers.js';
@@ -21,6 +21,17 @@ describe('N4: identical chunks are legal', () => {
     expect(fresh.json<Verify>().problems).toEqual([]);
     expect(fresh.code).toBe(0);
     expect(runCli(['status', '--json', '--root', root]).json<{ damage: string[]; semantic: { state: string } }>()).toMatchObject({ damage: [], semantic: { state: 'ready' } });
+
+    // The manifest an older version wrote for this index (version 1: no checksum, no record count,
+    // a vector per chunk): not taken for damage, and rewritten by the next sync.
+    const manifestPath = join(root, '.repodex/vectors/manifest.json');
+    const current = readFileSync(manifestPath, 'utf8');
+    const { checksum: _checksum, records: _records, ...older } = JSON.parse(current) as Record<string, unknown>;
+    writeFileSync(manifestPath, `${JSON.stringify({ ...older, version: 1 }, null, 2)}\n`);
+    const withOlder = runCli(['verify', '--json', '--root', root]);
+    expect(withOlder.json<Verify & { warnings: string[] }>()).toMatchObject({ ok: true, problems: [], warnings: [expect.stringMatching(/manifest\.json was written by an older repodex/)] });
+    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    expect(JSON.parse(readFileSync(manifestPath, 'utf8'))).toMatchObject({ version: 2, records: expect.any(Number) as number });
 
     // A real mismatch: the log loses its last two records. verify names it; sync embeds them again.
     const folder = readdirSync(join(root, '.repodex/vectors')).find((name) => name.startsWith('builtin-'))!;
