@@ -748,7 +748,11 @@ export class Engine {
 
   /** Check every checksum, size, version and cross-reference of the index, and every other file an answer depends on. */
   async verify(): Promise<VerifyReport> {
-    return verifyIndex(this.root, this.paths.dataDir, this.store, await this.embedderIfAny(this.context()));
+    const ctx = this.context();
+    // Only the builtin embedder keeps files of its own under .repodex/ (its learned table); a model
+    // provider is not loaded just to be asked (status loads it anyway, for its panel).
+    const embedder = ctx.loaded.config.embeddings.provider === 'builtin' ? await this.embedderIfAny(ctx) : undefined;
+    return verifyIndex(this.root, this.paths.dataDir, this.store, embedder);
   }
 
   /** Remove index artifacts (keeps config and ignore); refuses while a sync holds the lock. */
