@@ -161,6 +161,8 @@ export interface VectorManifest {
    * fewer than `counts.vectors` when chunks repeat (absent from older manifests).
    */
   readonly records?: number | undefined;
+  /** The store's checksum of those records (set by the store when it writes the manifest), so a check of them is one pass. */
+  readonly records_crc?: number | undefined;
   /**
    * The vector store's stamp when this manifest was written: while it holds, `counts` still
    * describes the vectors, so status need not load them (absent from older manifests).

@@ -319,7 +319,7 @@ export class FsStore implements IndexStore {
   }
 
   async writeVectorManifest(manifest: Omit<VectorManifest, 'version'>): Promise<void> {
-    writeVectorManifestFile(this.dataDir, manifest);
+    writeVectorManifestFile(this.dataDir, manifest, (identity) => this.vectors(identity));
   }
 
   async checkVectors(): Promise<IntegrityReport> {

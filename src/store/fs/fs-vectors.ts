@@ -63,7 +63,7 @@ type GraphMeta = z.infer<typeof GraphMetaSchema>;
  *   1 — seed 003's fields; `counts.vectors` counts chunks with a vector.
  *   2 — a checked JSON file (core/checked-json.ts), with `records`: the vector log's records when
  *       it was written (one per distinct chunk text, so fewer than `counts.vectors` when chunks
- *       repeat).
+ *       repeat), and `records_crc`: the CRC-32 of the log up to them (a check is one pass).
  */
 export const VECTOR_MANIFEST_VERSION = 2;
 
@@ -78,6 +78,7 @@ const VectorManifestSchema = z.object({
   counts: z.object({ files: z.number(), chunks: z.number(), vectors: z.number() }),
   generation: z.number(),
   records: z.optional(z.int().check(z.minimum(0))),
+  records_crc: z.optional(z.int().check(z.minimum(0))),
   vectors_stamp: z.optional(z.string()),
   created_at: z.string(),
   last_refresh: z.string(),
@@ -125,12 +126,17 @@ export function readVectorManifestFile(dataDir: string): VectorManifest | undefi
   return parsed.data as VectorManifest;
 }
 
-/** Write the semantic manifest atomically, as the current version. */
-export function writeVectorManifestFile(dataDir: string, manifest: Omit<VectorManifest, 'version'>): void {
+/**
+ * Write the semantic manifest atomically, as the current version, with the CRC-32 of the log's
+ * `records` records as they are now (`open` gives the log): a check then proves them in one pass.
+ */
+export function writeVectorManifestFile(dataDir: string, manifest: Omit<VectorManifest, 'version'>, open: (identity: EmbedderIdentity) => FsVectorStore): void {
   const dir = join(dataDir, VECTORS_DIR);
   mkdirSync(dir, { recursive: true });
-  const { version: _older, ...fields } = manifest as Partial<VectorManifest>;
-  writeFileAtomic(join(dir, VECTOR_MANIFEST_FILE), checkedJsonText({ version: VECTOR_MANIFEST_VERSION, ...fields }), dir);
+  const { version: _older, records_crc: _stale, ...fields } = manifest as Partial<VectorManifest>;
+  const identity: EmbedderIdentity = { engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' };
+  const crc = manifest.records === undefined ? undefined : open(identity).prefixCrc(manifest.records);
+  writeFileAtomic(join(dir, VECTOR_MANIFEST_FILE), checkedJsonText({ version: VECTOR_MANIFEST_VERSION, ...fields, ...(crc === undefined ? {} : { records_crc: crc }) }), dir);
 }
 
 /**
@@ -584,12 +590,15 @@ export class FsVectorStore implements VectorStore {
   }
 
   /** Records, checksums, and the torn tail if any; the graph and its sidecar. */
-  check(): { count: number; problems: string[]; notes: string[] } {
+  check(known?: { readonly records: number; readonly crc: number }): { count: number; problems: string[]; notes: string[] } {
     const notes: string[] = [];
     const problems: string[] = [];
     let count = 0;
     try {
-      const contents = this.read(false);
+      // The log exactly as the manifest recorded it (what it almost always is): one CRC over it
+      // proves every record at once. Otherwise, record by record, to find where it breaks.
+      const whole = known && this.prefixCrc(known.records, true) === known.crc;
+      const contents = whole ? { recordBytes: this.recordBytes, count: known.records, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: 0 } : this.read(false);
       count = contents.count;
       const damage = this.tailDamage(contents);
       if (damage) problems.push(`${damage}; ${EMBED_FIX}`);
@@ -601,6 +610,17 @@ export class FsVectorStore implements VectorStore {
     if (graph) problems.push(`${graph}; searches scan every vector until \`repodex sync\` rebuilds it`);
     else if (this.readSidecar() === 'older') notes.push(`${this.folderName}/${GRAPH_META_FILE} was written by an older repodex: searches scan every vector until the next \`repodex sync\` rebuilds the graph`);
     return { count, problems, notes };
+  }
+
+  /**
+   * CRC-32 of the log's header and first `records` records (what the manifest records, so a check
+   * is one pass), or undefined when the log holds fewer bytes (or, with `exact`, any other number).
+   */
+  prefixCrc(records: number, exact = false): number | undefined {
+    const bytes = HEADER_BYTES + records * this.recordBytes;
+    const size = statSync(this.path, { throwIfNoEntry: false })?.size;
+    if (size === undefined || size < bytes || (exact && size !== bytes)) return undefined;
+    return fileCrc(this.path, bytes);
   }
 
   /** Remove this embedder's vectors. */
@@ -615,19 +635,20 @@ function detailOf(error: unknown): string {
   return isRepodexError(error) ? (error.detail ?? error.message) : errorMessage(error);
 }
 
-/** CRC-32 of a file, read a block at a time. */
-function fileCrc(path: string): number {
+/** CRC-32 of a file (of its first `length` bytes), read a block at a time. */
+function fileCrc(path: string, length = Number.POSITIVE_INFINITY): number {
   const fd = openSync(path, 'r');
   try {
-    const block = Buffer.allocUnsafe(READ_BLOCK_BYTES);
+    const block = Buffer.allocUnsafe(Math.min(READ_BLOCK_BYTES, Math.max(1, length)));
     let crc = 0;
     let at = 0;
-    for (;;) {
-      const n = readSync(fd, block, 0, block.length, at);
+    while (at < length) {
+      const n = readSync(fd, block, 0, Math.min(block.length, length - at), at);
       if (n === 0) return crc;
       crc = crc32(block.subarray(0, n), crc);
       at += n;
     }
+    return crc;
   } finally {
     closeSync(fd);
   }
@@ -644,7 +665,7 @@ export async function checkVectorFiles(dataDir: string, open: (identity: Embedde
   if (!manifest) return { problems: [], checked: [], notes: [] };
   const identity: EmbedderIdentity = { engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' };
   const store = open(identity);
-  const result = store.check();
+  const result = store.check(manifest.records !== undefined && manifest.records_crc !== undefined ? { records: manifest.records, crc: manifest.records_crc } : undefined);
   const folder = `${VECTORS_DIR}/${identityKey(identity)}`;
   const checked = [MANIFEST_NAME, `${folder}/${LOG_FILE}`];
   if (existsSync(join(dataDir, folder, GRAPH_META_FILE))) checked.push(`${folder}/${GRAPH_META_FILE}`, `${folder}/${GRAPH_FILE}`);
