@@ -1,8 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Analytics, readAnalytics } from './analytics.js';
+import { PROJECT_ROOT } from '../../test/helpers.js';
+import { Analytics, checkAnalytics, readAnalytics, repairAnalytics } from './analytics.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -32,5 +35,36 @@ describe('Analytics', () => {
       expect(readAnalytics(dir)).toMatchObject({ queries: 3, hits: 2, misses: 1 });
       expect(readAnalytics(dir).last_query_ts).toMatch(/^\d{4}-\d\d-\d\dT/);
     }
+  });
+
+  it('regression: processes flushing at the same moment lose none of each other\'s counts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'repodex-analytics-'));
+    dirs.push(dir);
+    const script = `
+      const { Analytics } = await import(${JSON.stringify(pathToFileURL(join(PROJECT_ROOT, 'src/engine/analytics.ts')).href)});
+      const analytics = new Analytics(${JSON.stringify(dir)});
+      for (let i = 0; i < 40; i++) { analytics.record(i % 2 === 0); analytics.flush(); }
+    `;
+    const runs = Array.from({ length: 4 }, () => new Promise<number | null>((resolve) => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'ignore', 'inherit'] }).once('exit', resolve)));
+    expect(await Promise.all(runs)).toEqual([0, 0, 0, 0]);
+    expect(readAnalytics(dir)).toMatchObject({ queries: 160, hits: 80, misses: 80 });
+    expect(checkAnalytics(dir)).toEqual({ checked: ['analytics.json'], problems: [] });
+  });
+
+  it('never shows counts from a damaged file, says so, and a sync starts them again', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'repodex-analytics-'));
+    dirs.push(dir);
+    const analytics = new Analytics(dir);
+    analytics.record(true);
+    analytics.flush();
+    const path = join(dir, 'analytics.json');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"queries":1', '"queries":9'));
+    expect(readAnalytics(dir).queries).toBe(0);
+    expect(checkAnalytics(dir).problems).toEqual([expect.stringMatching(/^analytics\.json is damaged: checksum mismatch; its query counts are lost, and `repodex sync` starts them again from zero$/)]);
+    repairAnalytics(dir);
+    expect(checkAnalytics(dir).problems).toEqual([]);
+    // A file from before counts were checksummed is read as it is.
+    writeFileSync(path, '{"queries":3,"hits":2,"misses":1,"last_query_ts":null}\n');
+    expect(readAnalytics(dir)).toMatchObject({ queries: 3, hits: 2, misses: 1 });
   });
 });

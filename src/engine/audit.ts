@@ -1,6 +1,8 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RepodexError, isErrnoException } from '../core/errors.js';
+import { checkJsonBytes, checkedJsonText } from '../core/checked-json.js';
+import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
+import { withFileLock } from '../core/file-lock.js';
 import { createFileAtomic } from '../core/fs-atomic.js';
 import { redactSecrets } from '../safety/secrets.js';
 
@@ -29,6 +31,8 @@ export interface AuditReport {
   readonly total: number;
   readonly truncated: boolean;
   readonly path: string;
+  /** Present when lines of the log are damaged: they are left out, and this says how many and what to do. */
+  readonly warnings?: string[];
 }
 
 /** File name of the audit log under `.repodex/`, and of its one rotated predecessor. */
@@ -70,9 +74,86 @@ export function sanitizeArguments(args: Record<string, unknown>): Record<string,
   return out;
 }
 
+/** The fields an entry can have: a line without its checksum is an older version's only if it has no others. */
+const ENTRY_FIELDS = new Set(['time', 'request_id', 'frontend', 'op', 'tool', 'args', 'outcome', 'blocked', 'duration_ms']);
+
+/** What a log cannot do, and what the user can: said wherever a damaged line is reported. */
+const AUDIT_FIX = 'an audit log cannot be rebuilt, so `repodex audit` leaves damaged lines out; to clear this, keep a copy of the file if you need it and delete it (a new log starts with the next call)';
+
+/** Why a line is damaged, or undefined when it is sound or an older version's (no checksum). */
+function lineDamage(line: Buffer): string | undefined {
+  const why = checkJsonBytes(line, 'line');
+  return why !== undefined && !looksOlder(line) ? why : undefined;
+}
+
+/** One line of the log: its entry, or why it is damaged. */
+function decodeLine(line: Buffer): AuditEntry | { readonly damage: string } {
+  const damage = lineDamage(line);
+  if (damage) return { damage };
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return { damage: 'it is not valid JSON' };
+  }
+  const { checksum: _checksum, ...fields } = entry;
+  if (Object.keys(fields).some((key) => !ENTRY_FIELDS.has(key))) return { damage: 'it has fields an entry never has' };
+  return fields as unknown as AuditEntry;
+}
+
 /**
- * `.repodex/audit.jsonl`: one JSON line per call, appended (one `write` per line, so lines from
- * concurrent processes never interleave), rotated to `audit.1.jsonl` past 4 MiB.
+ * A line an older version wrote, without a checksum: an entry from its time to its duration, the
+ * last field it always has. (A checksummed line ends with its checksum: no single changed byte
+ * makes one look like this.)
+ */
+function looksOlder(line: Buffer): boolean {
+  return line.toString('latin1', 0, 9) === '{"time":"' && /,"duration_ms":[0-9.eE+-]+\}$/.test(line.toString('latin1', Math.max(0, line.length - 40)));
+}
+
+/** The lines of a log file, without their newlines; a last line without one counts too. */
+function linesOf(bytes: Buffer): Buffer[] {
+  const lines: Buffer[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    let end = bytes.indexOf(0x0a, at);
+    if (end < 0) end = bytes.length;
+    if (end > at) lines.push(bytes.subarray(at, end));
+    at = end + 1;
+  }
+  return lines;
+}
+
+/**
+ * Check the audit log and its rotated predecessor (`verify`, `status`) at checksum speed: every
+ * line's checksum (lines an older version wrote have none and are taken as they are). A damaged
+ * line is a problem whose message says what the user can do, since nothing can rebuild it.
+ */
+export function checkAuditLog(dataDir: string): { checked: string[]; problems: string[] } {
+  const checked: string[] = [];
+  const problems: string[] = [];
+  for (const name of [AUDIT_ROTATED_FILE, AUDIT_FILE]) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(join(dataDir, name));
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) continue;
+      problems.push(`cannot read ${name}: ${errorMessage(error)}`);
+      continue;
+    }
+    checked.push(name);
+    const damaged: number[] = [];
+    linesOf(bytes).forEach((line, i) => {
+      if (lineDamage(line) !== undefined) damaged.push(i + 1);
+    });
+    if (damaged.length > 0) problems.push(`${name}: ${damaged.length === 1 ? `line ${damaged[0]} is` : `${damaged.length} lines (${damaged.slice(0, 5).join(', ')}${damaged.length > 5 ? ', …' : ''}) are`} damaged; ${AUDIT_FIX}`);
+  }
+  return { checked, problems };
+}
+
+/**
+ * `.repodex/audit.jsonl`: one JSON line per call, each with a checksum of its own (its last field,
+ * see core/checked-json.ts), appended (one `write` per line, so lines from concurrent processes never
+ * interleave), rotated to `audit.1.jsonl` past 4 MiB (under a lock file, so two processes never
+ * both rotate and one's rename never throws the log the other just rotated away).
  */
 export class AuditLog {
   readonly path: string;
@@ -87,14 +168,14 @@ export class AuditLog {
   record(entry: AuditEntry): void {
     try {
       this.rotateIfLarge();
-      appendFileSync(this.path, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+      appendFileSync(this.path, `${checkedJsonText({ ...entry }, 'line')}\n`, { mode: 0o600 });
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) {
         try {
           // First call in this repository: the data folder, with its .gitignore (never in git status).
           mkdirSync(this.dataDir, { recursive: true });
           createFileAtomic(join(this.dataDir, '.gitignore'), '*\n', this.dataDir);
-          appendFileSync(this.path, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+          appendFileSync(this.path, `${checkedJsonText({ ...entry }, 'line')}\n`, { mode: 0o600 });
         } catch {
           // The data folder cannot be created (read-only checkout): the call still answers.
         }
@@ -103,41 +184,42 @@ export class AuditLog {
   }
 
   private rotateIfLarge(): void {
-    const size = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
-    if (size < AUDIT_ROTATE_BYTES) return;
-    try {
-      renameSync(this.path, this.rotated);
-    } catch (error) {
-      if (!isErrnoException(error, 'ENOENT')) throw error; // another process rotated it first
-    }
+    const large = (): boolean => (statSync(this.path, { throwIfNoEntry: false })?.size ?? 0) >= AUDIT_ROTATE_BYTES;
+    if (!large()) return;
+    // Under the lock and only if still large: a process that saw the old size must not rotate
+    // the fresh log another process just started (its rename would throw the full one away).
+    withFileLock(this.path, () => {
+      if (large()) renameSync(this.path, this.rotated);
+    });
   }
 
   /** The most recent entries at or after `since` (ISO time or a duration such as `15m`, `2h`, `7d`), at most `limit`, oldest first. */
   read(since: string | undefined, limit: number, now = Date.now()): AuditReport {
     const from = since === undefined ? undefined : parseSince(since, now);
     const entries: AuditEntry[] = [];
+    let damaged = 0;
     for (const file of [this.rotated, this.path]) {
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(file, 'utf8');
+        bytes = readFileSync(file);
       } catch (error) {
         if (isErrnoException(error, 'ENOENT')) continue;
         throw error;
       }
-      for (const line of text.split('\n')) {
-        if (line === '') continue;
-        let entry: AuditEntry;
-        try {
-          entry = JSON.parse(line) as AuditEntry;
-        } catch {
-          continue; // a line cut by a crash mid-write
+      for (const line of linesOf(bytes)) {
+        const entry = decodeLine(line);
+        // A damaged line is never shown as if it were a call: left out, and counted.
+        if ('damage' in entry) {
+          damaged++;
+          continue;
         }
         if (from !== undefined && !(Date.parse(entry.time) >= from)) continue;
         entries.push(entry);
       }
     }
     const kept = entries.slice(Math.max(0, entries.length - limit));
-    return { entries: kept, total: entries.length, truncated: kept.length < entries.length, path: this.path };
+    const report = { entries: kept, total: entries.length, truncated: kept.length < entries.length, path: this.path };
+    return damaged === 0 ? report : { ...report, warnings: [`${damaged} damaged line(s) of the audit log left out (\`repodex verify\` names them); ${AUDIT_FIX}`] };
   }
 }
 

@@ -162,7 +162,7 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
     const dropped = isLearning(embedder) ? await store.dropOtherVectors(embedder) : 0;
     let covered = 0;
     for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
-    await writeManifest(ctx, store, view, embedder, covered, vectors.stamp());
+    await writeManifest(ctx, store, view, embedder, { covered, records: set.count }, vectors.stamp());
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
     appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
     return result;
@@ -190,8 +190,12 @@ function summary(embedder: Embedder, parts: Omit<EmbedSummary, 'engine' | 'model
   return { engine: embedder.engine, model: embedder.model, dim: embedder.dim, ...rest, duration_ms: Math.round(performance.now() - started) };
 }
 
-/** Record what the vectors now cover (seed 003 manifest), keeping `created_at` while the embedder is the same. */
-async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: number, vectorsStamp: string): Promise<void> {
+/**
+ * Record what the vectors now cover (seed 003 manifest), keeping `created_at` while the embedder is
+ * the same: `covered` live chunks have a vector, from `records` distinct ones in the store
+ * (identical chunks share a vector, so a fresh index of repeated code has fewer records than chunks).
+ */
+async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexView, embedder: Embedder, vectors: { covered: number; records: number }, vectorsStamp: string): Promise<void> {
   let previous: VectorManifest | undefined;
   try {
     previous = await store.readVectorManifest();
@@ -202,15 +206,15 @@ async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexVie
   const same = previous && previous.engine === embedder.engine && previous.model === embedder.model && previous.dim === embedder.dim;
   const chunk = ctx.loaded.config.chunk;
   await store.writeVectorManifest({
-    version: 1,
     engine: embedder.engine,
     model: embedder.model,
     dim: embedder.dim,
     metric: embedder.metric,
     chunk: { mode: 'auto', target_lines: chunk.target_lines, max_lines: chunk.max_lines, overlap_lines: chunk.overlap_lines },
     repo: { root: '.', git_sha: readGitHead(ctx.paths.root)?.commit ?? view.meta.git?.commit ?? null },
-    counts: { files: view.stats.fileCount, chunks: view.stats.chunkCount, vectors },
+    counts: { files: view.stats.fileCount, chunks: view.stats.chunkCount, vectors: vectors.covered },
     generation: view.meta.generation,
+    records: vectors.records,
     vectors_stamp: vectorsStamp,
     created_at: same ? previous!.created_at : now,
     last_refresh: now,

@@ -22,7 +22,7 @@ import type { RankingProfile } from '../search/ranking.js';
 import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../search/search.js';
 import { ANN_FROM, DocVectors } from '../vector/doc-vectors.js';
 import { type Embedder, isLearning } from '../vector/embedder.js';
-import { Analytics, readAnalytics } from './analytics.js';
+import { Analytics, readAnalytics, repairAnalytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
 import type { IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
@@ -175,7 +175,7 @@ export class Engine {
   /** The embedder of the current config, made once per distinct `embeddings` setting. */
   private embedderMemo: { key: string; embedder: Promise<Embedder | undefined> } | undefined;
   /** The packed vectors of the loaded generation, for `vector` and `hybrid`. */
-  private vectorsMemo: { view: IndexView; stamp: string; model: string; annFrom: number; vectors: DocVectors } | undefined;
+  private vectorsMemo: { view: IndexView; stamp: string; model: string; annFrom: number; vectors: DocVectors; damage: string[] } | undefined;
   /** The background embedding run (servers), and whether another was asked for while it ran. */
   private embedding: Promise<void> | undefined;
   private embedAgain = false;
@@ -236,28 +236,37 @@ export class Engine {
 
   async status(): Promise<StatusReport & { readonly repo_root: string; readonly adapters: Language[]; readonly limits: Limits }> {
     const ctx = this.context();
-    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx));
-    const semantic = await this.semanticStatus(ctx);
+    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx), await this.embedderIfAny(ctx));
+    // A damaged lexical index is never opened to describe its vectors: the panel shows none.
+    const semantic = await this.semanticStatus(ctx, report.indexed);
     // repo_root: seed 002's name for the root (repo.status), beside the `root` every other answer uses.
     return { ...report, semantic, repo_root: report.root, adapters: LANGUAGES.filter((language) => hasAdapter(language)), limits: ctx.limits };
   }
 
-  /** The vectors of a generation's live chunks, packed once per (generation, vector log, model) for searches and status alike. */
-  private async docVectors(view: IndexView, embedder: Embedder): Promise<DocVectors> {
+  /**
+   * The vectors of a generation's live chunks, packed once per (generation, vector log, model) for
+   * searches and status alike, and what is damaged in the files they come from (left out: a
+   * damaged log's records from the damage on, a damaged graph).
+   */
+  private async docVectors(view: IndexView, embedder: Embedder): Promise<{ vectors: DocVectors; damage: string[] }> {
     const store = this.store.vectors(embedder);
     const stamp = store.stamp();
     const annFrom = this.context().loaded.config.embeddings.ann_from ?? ANN_FROM;
     const memo = this.vectorsMemo;
-    if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model && memo.annFrom === annFrom) return memo.vectors;
+    if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model && memo.annFrom === annFrom) return memo;
     const set = await store.load();
     // The saved graph is opened (memory-mapped) only where it is used; below the threshold search scans.
-    const vectors = DocVectors.build(view, set, set.count >= annFrom ? store.graph(set) : undefined, annFrom);
-    this.vectorsMemo = { view, stamp, model: embedder.model, annFrom, vectors };
-    return vectors;
+    const graph = set.count >= annFrom ? store.graph(set) : undefined;
+    const damage = set.damage ? [`${set.damage}: vector search uses the vectors before it, the rest rank by bm25 only; \`repodex sync\` repairs it`] : [];
+    const graphDamage = set.count >= annFrom && !graph ? store.graphDamage() : undefined;
+    if (graphDamage) damage.push(`${graphDamage}: searched every vector instead; \`repodex sync\` rebuilds it`);
+    const vectors = DocVectors.build(view, set, graph, annFrom);
+    this.vectorsMemo = { view, stamp, model: embedder.model, annFrom, vectors, damage };
+    return this.vectorsMemo;
   }
 
   /** Seed 003's panel: state of the vectors against the current generation, model, size, analytics. */
-  private async semanticStatus(ctx: RepoContext): Promise<SemanticStatus> {
+  private async semanticStatus(ctx: RepoContext, indexed: boolean): Promise<SemanticStatus> {
     this.analytics.flush();
     const counts = readAnalytics(this.paths.dataDir);
     const analytics = { ...counts, hit_ratio: counts.queries > 0 ? Math.round((counts.hits / counts.queries) * 1000) / 1000 : null };
@@ -271,14 +280,14 @@ export class Engine {
     }
     if (!embedder) return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
     const running = (await this.store.embeddingRunning()) !== undefined;
-    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? null };
+    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? embedder.damage ?? null };
     let manifest;
     try {
       manifest = await this.store.readVectorManifest();
     } catch (error) {
       return { state: running ? 'building' : 'missing', ...identity, ...base, problem: errorMessage(error) };
     }
-    const view = await this.usableView();
+    const view = indexed ? await this.usableView() : undefined;
     if (!manifest || manifest.engine !== embedder.engine || manifest.model !== embedder.model || manifest.dim !== embedder.dim || !view) {
       // A repository too small to learn from has no vectors, and a sync will not change that: say why.
       const tooSmall = view && !running ? tooSmallToEmbed(embedder, view.stats.chunkCount) : undefined;
@@ -305,7 +314,14 @@ export class Engine {
         search: manifest.counts.vectors === 0 ? null : 'exact',
       };
     }
-    const vectors = await this.docVectors(view, embedder);
+    let vectors: DocVectors;
+    try {
+      ({ vectors } = await this.docVectors(view, embedder));
+    } catch (error) {
+      // A vector log too damaged to read at all: reported in `damage`, and no vectors here.
+      if (!isRepodexError(error) || (error.code !== 'INDEX_CORRUPT' && error.code !== 'INDEX_INCOMPATIBLE')) throw error;
+      return { state: running ? 'building' : 'stale', ...identity, ...base, chunks: view.stats.chunkCount, files: view.stats.fileCount, last_indexed: manifest.last_refresh, problem: error.detail ?? error.message };
+    }
     const current = manifest.generation === view.meta.generation && vectors.count >= vectors.live;
     return {
       state: running ? 'building' : current ? 'ready' : 'stale',
@@ -414,6 +430,15 @@ export class Engine {
     while (this.embedding) await this.embedding;
   }
 
+  /** The embedder of the current config, or undefined when it is off or cannot be made (for checks, which never fail for it). */
+  private async embedderIfAny(ctx: RepoContext): Promise<Embedder | undefined> {
+    try {
+      return await this.embedder(ctx);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The embedder of the current config (made once per distinct setting), or undefined when off. */
   private async embedder(ctx: RepoContext): Promise<Embedder | undefined> {
     const key = JSON.stringify(ctx.loaded.config.embeddings);
@@ -450,7 +475,21 @@ export class Engine {
       return undefined;
     }
     if (!embedder) return undefined;
-    const vectors = await this.docVectors(view, embedder);
+    // What the embedder keeps on disk is damaged (the builtin table): its vectors would mean something else.
+    if (embedder.damage) {
+      warnings.push(`${embedder.damage}; answered with bm25`);
+      return undefined;
+    }
+    let packed: { vectors: DocVectors; damage: string[] };
+    try {
+      packed = await this.docVectors(view, embedder);
+    } catch (error) {
+      if (!isRepodexError(error) || (error.code !== 'INDEX_CORRUPT' && error.code !== 'INDEX_INCOMPATIBLE')) throw error;
+      warnings.push(`${error.detail ?? error.message}; answered with bm25 (\`repodex sync\` repairs it)`);
+      return undefined;
+    }
+    const { vectors, damage } = packed;
+    warnings.push(...damage);
     const running = this.embedding !== undefined || (await this.store.embeddingRunning()) !== undefined;
     if (vectors.count === 0) {
       let made: string | undefined;
@@ -492,6 +531,7 @@ export class Engine {
       const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, onEvent);
       this.cached = undefined;
       this.probe.synced(mark);
+      repairAnalytics(this.paths.dataDir);
       return summary;
     } finally {
       await lock.release();
@@ -709,9 +749,13 @@ export class Engine {
     return this.auditLog.read(since, Math.max(1, Math.min(limit, MAX_AUDIT_LIMIT)));
   }
 
-  /** Check every checksum, size, version and cross-reference of the index. */
+  /** Check every checksum, size, version and cross-reference of the index, and every other file an answer depends on. */
   async verify(): Promise<VerifyReport> {
-    return verifyIndex(this.root, this.store);
+    const ctx = this.context();
+    // Only the builtin embedder keeps files of its own under .repodex/ (its learned table); a model
+    // provider is not loaded just to be asked (status loads it anyway, for its panel).
+    const embedder = ctx.loaded.config.embeddings.provider === 'builtin' ? await this.embedderIfAny(ctx) : undefined;
+    return verifyIndex(this.root, this.paths.dataDir, this.store, embedder);
   }
 
   /** Remove index artifacts (keeps config and ignore); refuses while a sync holds the lock. */

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
 import { DEFAULT_RANKING } from '../search/ranking.js';
+import { checkHistory } from './history.js';
 
 const git = (root: string, ...args: string[]): void => {
   execFileSync('git', ['-C', root, '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { stdio: 'ignore' });
@@ -53,5 +54,39 @@ describe('history field', () => {
     await engine.sync();
     expect(existsSync(join(root, '.repodex/history.json'))).toBe(false);
     expect((await engine.search({ q: 'throttling' })).results).toEqual([]);
+    // One kept from when history was on goes with the next sync (its subjects are no longer wanted, and no longer checked).
+    writeFileSync(join(root, '.repodex/history.json'), '{"version":2}');
+    await engine.sync();
+    expect(existsSync(join(root, '.repodex/history.json'))).toBe(false);
+  });
+
+  it('a damaged history.json is never used: the files whose subjects it held are indexed again from git\'s, and it is rewritten', async () => {
+    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n' });
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-qm', 'Throttling added');
+    const engine = createEngine({ root });
+    await engine.sync();
+    const path = join(root, '.repodex/history.json');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('Throttling', 'Thrott1ing'));
+    expect(checkHistory(join(root, '.repodex')).problems).toEqual([expect.stringMatching(/^history\.json is damaged: checksum mismatch; `repodex sync` reads the history from git again$/)]);
+    const repaired = await engine.sync();
+    expect(repaired.files_scanned).toBe(1); // src/a.ts, whose history field the damaged copy could have changed
+    expect(checkHistory(join(root, '.repodex')).problems).toEqual([]);
+    expect((await engine.search({ q: 'export throttling' })).results[0]?.why).toContain('history:throttling');
+  });
+
+  it('a damaged history.json whose commits touch no indexed file is replaced by a sync that has nothing to index', async () => {
+    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n', 'notes.bin': 'x' });
+    git(root, 'init', '-q');
+    git(root, 'add', 'notes.bin');
+    git(root, 'commit', '-qm', 'Throttling notes');
+    const engine = createEngine({ root });
+    await engine.sync();
+    const path = join(root, '.repodex/history.json');
+    writeFileSync(path, readFileSync(path, 'utf8').replace('Throttling', 'Thrott1ing'));
+    expect(checkHistory(join(root, '.repodex')).problems).toHaveLength(1);
+    expect((await engine.sync()).mode).toBe('none');
+    expect(checkHistory(join(root, '.repodex')).problems).toEqual([]);
   });
 });

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
+import { errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs-atomic.js';
 import { redactSecrets } from '../safety/secrets.js';
 import { queryTerms } from '../text/tokenizer.js';
@@ -35,12 +37,13 @@ export function historyTerms(subjects: readonly string[] | undefined): string[] 
  * same head; by reading only the new commits when it is for an ancestor; else from the last
  * `maxCommits` commits. Merge commits are left out (their subjects describe branches, not
  * changes). `changed` lists the paths whose subjects differ from the kept copy's (what an
- * incremental sync adds again). Undefined when git cannot say (not installed, a shallow or broken
- * repository).
+ * incremental sync adds again). `unkept`: there was no sound kept copy (none, damaged, an older
+ * version's), so the caller keeps this one even when no file needs adding again. Undefined when git
+ * cannot say (not installed, a shallow or broken repository).
  */
-export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<{ history: History; changed: string[] } | undefined> {
+export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<{ history: History; changed: string[]; unkept: boolean } | undefined> {
   const kept = readKept(dataDir);
-  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [] };
+  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [], unkept: false };
   let history: History;
   try {
     if (kept && kept.maxCommits === maxCommits && (await isAncestor(root, kept.head, head))) {
@@ -52,13 +55,38 @@ export async function loadHistory(root: string, dataDir: string, head: string, m
   } catch {
     return undefined;
   }
-  return { history, changed: historyChanged(kept, history) };
+  return { history, changed: historyChanged(kept, history), unkept: kept === undefined };
 }
 
-/** Keep a history beside the index (after the generation built from it is committed). */
+/** Keep a history beside the index (after the generation built from it is committed), checksummed. */
 export function keepHistory(dataDir: string, history: History): void {
   const files = Object.fromEntries(history.files);
-  writeFileAtomic(join(dataDir, HISTORY_FILE), JSON.stringify({ version: 1, head: history.head, max_commits: history.maxCommits, files }), dataDir);
+  writeFileAtomic(join(dataDir, HISTORY_FILE), checkedJsonText({ version: HISTORY_VERSION, head: history.head, max_commits: history.maxCommits, files }, 'compact'), dataDir);
+}
+
+/** Remove the kept history (history turned off: its subjects have no business on disk any more). */
+export function dropHistory(dataDir: string): void {
+  rmSync(join(dataDir, HISTORY_FILE), { force: true });
+}
+
+/**
+ * Check the kept history (`verify`, `status`): a damaged one is never used — the next sync reads
+ * the history from git again and adds the files whose subjects it then finds again — and one an
+ * older version wrote (no checksum) is set aside the same way.
+ */
+export function checkHistory(dataDir: string): { checked: string[]; problems: string[]; notes: string[] } {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(join(dataDir, HISTORY_FILE));
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return { checked: [], problems: [], notes: [] };
+    return { checked: [HISTORY_FILE], problems: [`cannot read ${HISTORY_FILE}: ${errorMessage(error)}`], notes: [] };
+  }
+  // The checksum alone (no parse: status runs this on every call, and the file can be large).
+  const why = checkJsonBytes(bytes, 'compact');
+  if (why === undefined) return { checked: [HISTORY_FILE], problems: [], notes: [] };
+  if (isOlder(bytes)) return { checked: [HISTORY_FILE], problems: [], notes: [`${HISTORY_FILE} was written by an older repodex, without a checksum: the next sync reads the history from git again`] };
+  return { checked: [HISTORY_FILE], problems: [`${HISTORY_FILE} is damaged: ${why}; \`repodex sync\` reads the history from git again`], notes: [] };
 }
 
 /** Paths whose history field differs between two histories. */
@@ -72,18 +100,51 @@ function historyChanged(before: History | undefined, after: History): string[] {
   return out;
 }
 
-/** The history kept beside the index, if any and readable. */
+/** The history kept beside the index, if any and sound (a damaged or older one is read from git again). */
 function readKept(dataDir: string): History | undefined {
+  let bytes: Buffer;
   try {
-    const parsed = JSON.parse(readFileSync(join(dataDir, HISTORY_FILE), 'utf8')) as { version?: number; head?: string; max_commits?: number; files?: Record<string, string[]> };
-    if (parsed.version !== 1 || typeof parsed.head !== 'string' || typeof parsed.max_commits !== 'number' || typeof parsed.files !== 'object' || parsed.files === null) return undefined;
-    return { head: parsed.head, maxCommits: parsed.max_commits, files: new Map(Object.entries(parsed.files)) };
+    bytes = readFileSync(join(dataDir, HISTORY_FILE));
   } catch {
-    return undefined;
+    return undefined; // none yet, or unreadable: read from git
   }
+  const kept = decodeKept(bytes);
+  return typeof kept === 'string' ? undefined : kept;
+}
+
+/** The kept history in `bytes`; `older` for a file without a checksum (an older version's), else why it is damaged. */
+function decodeKept(bytes: Buffer): History | 'older' | string {
+  let body: Record<string, unknown>;
+  try {
+    body = readCheckedJson(bytes, HISTORY_FILE, 'compact');
+  } catch (error) {
+    if (isOlder(bytes)) return 'older';
+    return isRepodexError(error) ? (error.detail ?? error.message) : errorMessage(error);
+  }
+  const { version, head, max_commits: maxCommits, files } = body as { version?: unknown; head?: unknown; max_commits?: unknown; files?: unknown };
+  const valid =
+    version === HISTORY_VERSION &&
+    typeof head === 'string' &&
+    typeof maxCommits === 'number' &&
+    typeof files === 'object' &&
+    files !== null &&
+    Object.values(files).every((subjects) => Array.isArray(subjects) && subjects.every((subject) => typeof subject === 'string'));
+  if (!valid) return `${HISTORY_FILE} is damaged: unexpected fields`;
+  return { head, maxCommits, files: new Map(Object.entries(files as Record<string, string[]>)) };
+}
+
+/** A history.json an older version wrote: version 1, no checksum. */
+function isOlder(bytes: Buffer): boolean {
+  return bytes.toString('latin1', 0, 12) === '{"version":1' && !bytes.subarray(-40).includes('"checksum"');
 }
 
 const HISTORY_FILE = 'history.json';
+/**
+ * Versions of history.json:
+ *   1 — head, max_commits, files (path → subjects, newest first).
+ *   2 — the same, as a checked JSON file (core/checked-json.ts).
+ */
+const HISTORY_VERSION = 2;
 
 async function isAncestor(root: string, ancestor: string, head: string): Promise<boolean> {
   try {

@@ -4,8 +4,10 @@ import { FEATURE_VERSION } from '../core/version.js';
 import { RepoScope } from '../scan/scope.js';
 import type { IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
 import { type ChangeKind, type Changes, changeCount, changeExamples, detectChanges } from './changes.js';
+import type { Embedder } from '../vector/embedder.js';
 import type { RepoContext } from './context.js';
 import { chunkRules } from './sync.js';
+import { checkOtherFiles } from './verify.js';
 
 /** Index state as seed 001 names it: what an agent must do next follows from it. */
 export type IndexState = 'pending' | 'indexing' | 'ready' | 'stale';
@@ -37,7 +39,13 @@ export interface StatusReport {
   readonly state: IndexState;
   /** Why the index is dirty, one short sentence each; empty when clean. */
   readonly reasons: string[];
-  /** What is damaged in the index (checksums, sizes, missing files); empty when sound. `sync` repairs it. */
+  /**
+   * What is damaged under `.repodex/` (checksums, sizes, missing files), one line each naming the
+   * file and its fix, as `verify` finds it: the lexical index (then the state is stale), the parse
+   * cache, the vectors, the embedder's table, history.json, analytics.json, the audit log. Empty
+   * when sound. Damage outside the lexical index leaves the state as it is: what is damaged is
+   * never used, and `sync` repairs it (the audit log excepted: the line says what to do).
+   */
   readonly damage: string[];
   readonly changes: TreeChanges | null;
   readonly generation: number | null;
@@ -118,9 +126,10 @@ export function describeChanges(changes: Changes): string | undefined {
 /**
  * Status per seed 000 §3.7 and seed 001 §2.2: dirty when the index is damaged or missing, the
  * config bytes or the indexing rules changed, any file was added, removed or changed (size or
- * mtime), or git HEAD moved.
+ * mtime), or git HEAD moved. `damage` lists what `verify` would find damaged (every checksum of
+ * every file, without the cross-references), `embedder` being the one the config names.
  */
-export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean): Promise<StatusReport> {
+export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder): Promise<StatusReport> {
   const root = ctx.paths.root;
   const owner = (await store.syncRunning()) ?? null;
   const head = readGitHead(root);
@@ -145,6 +154,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
       }
     }
   }
+  const others = (await checkOtherFiles(ctx.paths.dataDir, store, embedder)).problems;
   const gitInfo = head ? { indexed_commit: meta?.git?.commit ?? null, head: head.commit, branch: head.branch } : null;
   if (!meta || !view) {
     if (damage.length > 0) reasons.push(`the index is damaged: run \`repodex sync\` to rebuild it`);
@@ -155,7 +165,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
       dirty: true,
       state: owner ? 'indexing' : damage.length > 0 ? 'stale' : 'pending',
       reasons,
-      damage,
+      damage: [...damage, ...others],
       changes: null,
       generation: meta?.generation ?? null,
       last_sync: meta?.synced_at ?? null,
@@ -190,7 +200,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     dirty,
     state: owner ? 'indexing' : dirty ? 'stale' : 'ready',
     reasons,
-    damage,
+    damage: [...damage, ...others],
     changes,
     generation: meta.generation,
     last_sync: meta.synced_at,

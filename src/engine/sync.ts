@@ -2,7 +2,7 @@ import type { EmbedSummary } from './embed.js';
 import { join } from 'node:path';
 import { GENERATED_MARK } from '../index/fields.js';
 import { looksGenerated } from '../scan/file-role.js';
-import { historyTerms, keepHistory, loadHistory } from './history.js';
+import { dropHistory, historyTerms, keepHistory, loadHistory } from './history.js';
 import { type ChunkParams, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { chunkDeclaredNames, chunkSymbolPath } from '../chunk/symbol-paths.js';
 import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
@@ -170,12 +170,15 @@ export async function* runSync(
   const detected = why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit) : { changes: walkChanges(scope, undefined), dirtyNow: null };
   const errors: SoftError[] = [...detected.changes.errors];
   const loaded = config.history.enabled && head?.commit ? await loadHistory(root, ctx.paths.dataDir, head.commit, config.history.max_commits) : undefined;
+  if (!config.history.enabled) dropHistory(ctx.paths.dataDir);
   const history = loaded?.history;
   // Unchanged files whose recent subjects changed (new commits touched them) are added again, for their history field.
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
 
   // A config edit that needs no rebuild still commits (an empty generation), to record the new config hash.
   if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash) {
+    // A damaged kept history read from git again changes no indexed file's field here: keep the sound one.
+    if (loaded?.unkept) keepHistory(ctx.paths.dataDir, loaded.history);
     await store.tidy();
     return noChange(base, changes, errors, started);
   }

@@ -2,6 +2,10 @@ import { FEATURE_VERSION } from '../core/version.js';
 import { isRepodexError } from '../core/errors.js';
 import type { IndexStore, IntegrityReport } from '../store/backend.js';
 import { DocVectors } from '../vector/doc-vectors.js';
+import type { Embedder } from '../vector/embedder.js';
+import { checkAnalytics } from './analytics.js';
+import { checkAuditLog } from './audit.js';
+import { checkHistory } from './history.js';
 
 /** The answer to `verify`. */
 export interface VerifyReport {
@@ -10,7 +14,7 @@ export interface VerifyReport {
   readonly ok: boolean;
   readonly indexed: boolean;
   readonly generation: number | null;
-  /** What is damaged, one line each, naming the file (empty when sound). */
+  /** What is damaged, one line each, naming the file and what fixes it (empty when sound). */
   readonly problems: string[];
   /** The files that were checked. */
   readonly checked: string[];
@@ -19,11 +23,34 @@ export interface VerifyReport {
 }
 
 /**
+ * Every file under `.repodex/` besides the lexical generation that an answer depends on, checked
+ * byte for byte (what `status` and `verify` share): the parse cache, the vector manifest, log and
+ * graph, the embedder's own files (the builtin table), history.json, analytics.json and the audit
+ * log. Each problem names the file and its fix. `embedder` is the one the config names (its files
+ * are checked only when it is in use).
+ */
+export async function checkOtherFiles(dataDir: string, store: IndexStore, embedder: Embedder | undefined): Promise<IntegrityReport> {
+  const parts: { checked: string[]; problems: string[]; notes?: string[] }[] = [
+    await store.checkCache(),
+    await store.checkVectors(),
+    embedder?.check?.() ?? { checked: [], problems: [] },
+    checkHistory(dataDir),
+    checkAnalytics(dataDir),
+    checkAuditLog(dataDir),
+  ];
+  return {
+    problems: parts.flatMap((part) => part.problems),
+    checked: parts.flatMap((part) => part.checked),
+    notes: parts.flatMap((part) => part.notes ?? []),
+  };
+}
+
+/**
  * Check the whole index (seed 003 addendum): every artifact's checksums, sizes and format
  * version, and every cross-reference (chunk ranges, postings, tombstones, unique chunk ids),
- * plus the parse cache.
+ * plus every other file an answer depends on (`checkOtherFiles`) and the vectors' coverage.
  */
-export async function verifyIndex(root: string, store: IndexStore): Promise<VerifyReport> {
+export async function verifyIndex(root: string, dataDir: string, store: IndexStore, embedder: Embedder | undefined): Promise<VerifyReport> {
   let meta;
   try {
     meta = await store.readMeta();
@@ -33,37 +60,40 @@ export async function verifyIndex(root: string, store: IndexStore): Promise<Veri
   }
   if (!meta) return { root, ok: false, indexed: false, generation: null, problems: ['no index: run `repodex sync`'], checked: [], warnings: [] };
   const report = await store.check({ deep: true });
-  const vectors = await verifyVectors(store, meta.generation);
+  const others = await checkOtherFiles(dataDir, store, embedder);
+  const coverage = report.problems.length === 0 ? await verifyCoverage(store, meta.generation) : { problems: [], notes: [] };
   const warnings = meta.feature_version === FEATURE_VERSION ? [] : [`built with other rules (feature version ${meta.feature_version}, this repodex uses ${FEATURE_VERSION}): \`repodex sync\` rebuilds it`];
-  const problems = [...report.problems, ...vectors.problems];
+  const problems = [...report.problems, ...others.problems, ...coverage.problems];
   return {
     root,
     ok: problems.length === 0,
     indexed: true,
     generation: meta.generation,
     problems,
-    checked: [...report.checked, ...vectors.checked],
-    warnings: [...warnings, ...report.notes, ...vectors.notes],
+    checked: [...report.checked, ...others.checked],
+    warnings: [...warnings, ...report.notes, ...others.notes, ...coverage.notes],
   };
 }
 
 /**
- * The semantic index (seed 003 `verify`): the manifest parses, every vector record's checksum
- * holds, and — when the vectors were brought up to this generation — every live chunk has one.
- * Vectors behind the lexical index are a note (the next sync embeds the rest), not damage.
+ * The semantic index against the lexical one (seed 003 `verify`): when the vectors were brought up
+ * to this generation, every chunk the manifest counts as covered has a vector. Identical chunks
+ * share one vector, and each counts. Vectors behind the lexical index are a note (the next sync
+ * embeds the rest), not damage.
  */
-async function verifyVectors(store: IndexStore, generation: number): Promise<IntegrityReport> {
-  const report = await store.checkVectors();
-  if (report.problems.length > 0 || report.checked.length === 0) return report;
-  const manifest = (await store.readVectorManifest())!;
+async function verifyCoverage(store: IndexStore, generation: number): Promise<{ problems: string[]; notes: string[] }> {
+  let manifest;
+  try {
+    manifest = await store.readVectorManifest();
+  } catch (error) {
+    if (isRepodexError(error)) return { problems: [], notes: [] }; // a damaged manifest is reported by checkVectors
+    throw error;
+  }
+  if (!manifest) return { problems: [], notes: [] };
   const set = await store.vectors({ engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' }).load();
   const { count: covered, live } = DocVectors.build(await store.open(), set);
-  const problems = [...report.problems];
-  const notes = [...report.notes];
-  if (covered < live) {
-    const line = `vectors cover ${covered} of ${live} chunks`;
-    if (manifest.generation === generation && manifest.counts.vectors === live) problems.push(`${line}, though the manifest counts ${manifest.counts.vectors}: run \`repodex sync\` to embed them again`);
-    else notes.push(`${line} (embedding is behind the index): \`repodex sync\` embeds the rest`);
-  }
-  return { problems, checked: report.checked, notes };
+  if (covered >= live) return { problems: [], notes: [] };
+  const line = `vectors cover ${covered} of ${live} chunks`;
+  if (manifest.generation === generation && covered < manifest.counts.vectors) return { problems: [`${line}, though the manifest counts ${manifest.counts.vectors}: \`repodex sync\` embeds them again`], notes: [] };
+  return { problems: [], notes: [`${line} (embedding is behind the index): \`repodex sync\` embeds the rest`] };
 }

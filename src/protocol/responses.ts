@@ -289,6 +289,8 @@ export const AuditResponse = z.object({
   total: z.int(),
   truncated: z.boolean(),
   path: z.string(),
+  /** Present when damaged lines were left out. */
+  warnings: z.optional(z.array(z.string())),
 });
 
 /** The response schema of every op, keyed by op. */

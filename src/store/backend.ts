@@ -116,6 +116,11 @@ export interface IndexView {
 /** The vectors one embedder made, keyed by chunk hash: an immutable snapshot. */
 export interface VectorSet {
   readonly dim: number;
+  /**
+   * Why the store holds vectors this set leaves out because they are damaged (the set is what
+   * precedes the damage), or undefined. Searches say so in a warning; the next embedding run repairs it.
+   */
+  readonly damage?: string | undefined;
   /** Vectors held. */
   readonly count: number;
   /** count × dim, row-major: row r is the vector of record r. */
@@ -148,9 +153,17 @@ export interface VectorManifest {
   readonly metric: string;
   readonly chunk: { readonly mode: 'auto'; readonly target_lines: number; readonly max_lines: number; readonly overlap_lines: number };
   readonly repo: { readonly root: '.'; readonly git_sha: string | null };
+  /** `vectors`: live chunks with a vector (identical chunks share one, so each counts). */
   readonly counts: { readonly files: number; readonly chunks: number; readonly vectors: number };
   /** The index generation whose chunks the vectors were last brought up to. */
   readonly generation: number;
+  /**
+   * Records the vector store held when this manifest was written: one per distinct chunk text, so
+   * fewer than `counts.vectors` when chunks repeat (absent from older manifests).
+   */
+  readonly records?: number | undefined;
+  /** The store's checksum of those records (set by the store when it writes the manifest), so a check of them is one pass. */
+  readonly records_crc?: number | undefined;
   /**
    * The vector store's stamp when this manifest was written: while it holds, `counts` still
    * describes the vectors, so status need not load them (absent from older manifests).
@@ -176,6 +189,8 @@ export interface VectorStore {
    * undefined when there is none that matches `set` (then the caller scans).
    */
   graph(set: VectorSet): RecordIndex | undefined;
+  /** Why the saved graph cannot be used because it is damaged, or undefined (none, or sound). */
+  graphDamage(): string | undefined;
   /**
    * Bring the saved graph up to every record of `set`: extend the one there, or build one afresh
    * when there is none or it does not match. Needs the vectors lock. Yields progress between
@@ -265,11 +280,20 @@ export interface IndexStore {
   lock(options?: { readonly waitMs?: number }): Promise<HeldLock>;
   /** The live holder of the writer lock (a sync is running), or undefined. */
   syncRunning(): Promise<LockOwner | undefined>;
-  /** Checksums and sizes of the current generation; `deep` adds every cross-reference and the parse cache. */
+  /** Checksums and sizes of the current generation; `deep` adds every cross-reference. */
   check(options?: { readonly deep?: boolean }): Promise<IntegrityReport>;
+  /**
+   * The parse cache's checksums. Damage there is never used (loading stops at it) and the next
+   * sync drops it, also a sync with nothing to index (`tidy`); a cache made under other rules is
+   * a note, discarded by the next sync.
+   */
+  checkCache(): Promise<IntegrityReport>;
   /** The parse cache (loaded on first use). */
   parseCache(): Promise<ParseCache>;
-  /** Remove what interrupted writers left behind (the caller holds the lock); cheap when there is nothing. */
+  /**
+   * Remove what interrupted writers left behind and what cannot be used (a damaged parse-cache
+   * tail; the caller holds the lock); cheap when there is nothing.
+   */
   tidy(): Promise<void>;
   /** Remove the index (keeps config and ignore rules); returns what was removed. */
   clean(): Promise<string[]>;
@@ -289,8 +313,8 @@ export interface IndexStore {
   embeddingRunning(): Promise<LockOwner | undefined>;
   /** The current semantic manifest, or undefined when nothing was ever embedded. */
   readVectorManifest(): Promise<VectorManifest | undefined>;
-  /** Replace the semantic manifest atomically. */
-  writeVectorManifest(manifest: VectorManifest): Promise<void>;
+  /** Replace the semantic manifest atomically (the store records the manifest version it writes). */
+  writeVectorManifest(manifest: Omit<VectorManifest, 'version'>): Promise<void>;
   /** Integrity of the vectors the manifest names: records, checksums, and the count it states. */
   checkVectors(): Promise<IntegrityReport>;
   /** Bytes on disk of the semantic index (all embedders' vectors and tables). */

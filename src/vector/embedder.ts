@@ -29,6 +29,13 @@ export interface Embedder extends EmbedderIdentity {
   embed(texts: readonly string[], kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array[]>;
   /** Release threads, sessions and sockets. */
   close(): Promise<void>;
+  /**
+   * Why what this embedder keeps on disk (the builtin one's learned table) cannot be used, as far
+   * as it has read it, naming the fix; undefined when sound. Searches then answer with bm25.
+   */
+  readonly damage?: string | undefined;
+  /** Check all of what it keeps on disk (for `verify` and `status`): the files checked and what is damaged. */
+  check?(): { checked: string[]; problems: string[] };
 }
 
 /** Scale a vector to unit length in place (a zero vector stays zero: it matches nothing). */

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CRASH_POINTS } from '../../src/core/crash.js';
+import { processStartTime } from '../../src/store/fs/lock.js';
 import { CLI, PROJECT_ROOT, capitalize, makeRepo, pick, prng, readIndex, runCli } from '../helpers.js';
 
 // SPEC §2 (atomic generations): a sync SIGKILLed at any moment must leave an index that
@@ -124,8 +125,10 @@ function waitForExit(child: ReturnType<typeof spawn>): Promise<void> {
   });
 }
 
+/** A lock as this version writes it for process `pid` (its start time and the boot id tell a live holder from a reused pid). */
 function writeLock(root: string, pid: number): void {
-  writeFileSync(join(root, '.repodex', 'lock'), JSON.stringify({ pid, host: hostname(), started: new Date().toISOString() }));
+  const boot = existsSync('/proc/sys/kernel/random/boot_id') ? readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() : null;
+  writeFileSync(join(root, '.repodex', 'lock'), JSON.stringify({ pid, host: hostname(), started: new Date().toISOString(), token: `test-${pid}`, start: processStartTime(pid) ?? null, boot }));
 }
 
 /** `search <identifier>` (never syncing on its own) reads the index and ranks the anchor's file first. */

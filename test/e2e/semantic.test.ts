@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/compose.js';
+import { checkedJsonText } from '../../src/core/checked-json.js';
 import { AnnGraph } from '../../src/vector/ann-graph.js';
 import { startFakeEmbeddingServer } from '../../src/vector/providers/fake-openai-server.js';
 import { writeTinyOnnxModel } from '../../src/vector/providers/tiny-onnx-model.js';
@@ -150,9 +151,14 @@ describe('semantic layer: the builtin embedder, for real, through the CLI', () =
     const panel = (): unknown => ({ ...runCli(['status', '--json', '--root', root]).json<{ semantic: Record<string, unknown> }>().semantic, size_on_disk: 0 });
     const fromManifest = panel();
     const manifestPath = join(root, '.repodex/vectors/manifest.json');
-    writeFileSync(manifestPath, JSON.stringify({ ...manifest, vectors_stamp: undefined }));
+    const { checksum: _checksum, vectors_stamp: _stamp, ...withoutStamp } = manifest;
+    writeFileSync(manifestPath, checkedJsonText(withoutStamp));
     expect(panel()).toEqual(fromManifest);
+    // The manifest is checksummed: one that is not as repodex wrote it is damage, reported as such.
     writeFileSync(manifestPath, JSON.stringify(manifest));
+    expect(runCli(['status', '--json', '--root', root]).json<{ damage: string[] }>().damage.join('\n')).toMatch(/vectors\/manifest\.json is damaged/);
+    writeFileSync(manifestPath, checkedJsonText(Object.fromEntries(Object.entries(manifest).filter(([key]) => key !== 'checksum'))));
+    expect(runCli(['verify', '--root', root]).code).toBe(0);
 
     // Flip a byte inside the first vector record: verify names the log and exits 1.
     const log = join(root, '.repodex/vectors', `builtin-${String(manifest.model).replace(/[^A-Za-z0-9._@-]+/g, '_')}-128`, 'vectors.bin');

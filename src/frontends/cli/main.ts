@@ -59,9 +59,12 @@ const COMMANDS: Record<string, CommandSpec> = {
     usage: 'repodex status',
     details: [
       'State: pending (no index yet), indexing (a sync is running), ready, or stale.',
-      'Stale when a file was added, removed or changed (size or mtime: a touched file counts until the next',
-      'sync), .repodex/config.json or the indexing rules changed, git HEAD moved, or the index is damaged',
-      '(every checksum is checked). Shows the indexed commit against HEAD.',
+      'Stale when a file was added, removed or changed (size, mtime, ctime or inode: a touched file counts until',
+      'the next sync), .repodex/config.json or the indexing rules changed, git HEAD moved, or the index is damaged.',
+      'Shows the indexed commit against HEAD.',
+      'Damaged: every checksum of every file under .repodex/ that an answer depends on is checked (the index,',
+      'the parse cache, the vectors and their graph, the embedding table, history.json, analytics.json, the',
+      'audit log), and each damaged file is listed with what fixes it, as `repodex verify` would list it.',
       'Then the vectors: Ready, Building, Stale, Missing or Off (with the reason), model, coverage, size, whether',
       'vector queries scan every vector or use the nearest-neighbour graph (embeddings.ann_from), and',
       'query analytics.',
@@ -72,7 +75,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'bring the index up to date (only changed files are read)',
     usage: 'repodex sync [--force] [--embeddings builtin|onnx|openai|off]',
     details: [
-      'Incremental: new and changed files (by size and mtime) are read once each, removed ones dropped, and',
+      'Incremental: new and changed files (by size, mtime, ctime, inode) are read once each, removed ones dropped, and',
       'the result written as a small delta; with nothing changed nothing is written. A file whose content',
       'was parsed before is not parsed again. Chunk ids of unchanged chunks stay valid.',
       'Waits up to 2 s for a sync another process is running, then says so (exit 1).',
@@ -167,7 +170,14 @@ const COMMANDS: Record<string, CommandSpec> = {
   verify: {
     summary: 'check every checksum, size, version and cross-reference of the index',
     usage: 'repodex verify',
-    details: 'Exits 1 and names each damaged file when anything is wrong; `repodex sync` repairs it.',
+    details: [
+      'Checks every byte of every file under .repodex/ that an answer depends on: the index (meta.json,',
+      'gen-N.rpdx, seg-N.rpdx, with every cross-reference), the parse cache, the vector manifest, log and',
+      'graph, the builtin embedding table, history.json, analytics.json and the audit log.',
+      'Exits 1 and names each damaged file with its fix when anything is wrong: `repodex sync` repairs all',
+      'of them but the audit log, which cannot be rebuilt (the message says what to do). A damaged file is',
+      'never used meanwhile.',
+    ].join('\n'),
     options: {},
   },
   watch: {

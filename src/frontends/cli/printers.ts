@@ -20,7 +20,13 @@ const STATE_TEXT: Record<ResponseOf<'status'>['state'], string> = {
 
 /** Human output of `status`. */
 export function printStatus(report: ResponseOf<'status'>, style: Style): string {
-  const stateText = report.state === 'ready' ? style.green(STATE_TEXT.ready) : style.yellow(STATE_TEXT[report.state]);
+  // Damage beside a fresh index (the parse cache, the vectors, …) is never used, but is never hidden behind "clean" either.
+  const stateText =
+    report.state === 'ready' && report.damage.length > 0
+      ? style.yellow('ready, but damaged (see below)')
+      : report.state === 'ready'
+        ? style.green(STATE_TEXT.ready)
+        : style.yellow(STATE_TEXT[report.state]);
   const rows: [string, string][] = [['state', stateText]];
   if (report.sync_owner) rows.push(['sync', `running: pid ${report.sync_owner.pid} on ${report.sync_owner.host}, since ${report.sync_owner.started}`]);
   if (report.indexed) {
@@ -256,7 +262,7 @@ export function printVerify(report: ResponseOf<'verify'>, style: Style): string 
   else {
     lines.push(style.red(`index damaged (${formatNoun(report.problems.length, 'problem')}):`));
     for (const problem of report.problems) lines.push(`  - ${problem}`);
-    lines.push('fix: `repodex sync` rebuilds what is damaged');
+    lines.push('fix: as each line says: `repodex sync` repairs all of it but the audit log');
   }
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
@@ -282,7 +288,8 @@ export function printBundle(report: ResponseOf<'bundle'>): string {
 
 /** Human output of `audit`: one line per call, oldest first. */
 export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
-  if (report.entries.length === 0) return `no calls recorded${report.total > 0 ? ' in that period' : ''} (${report.path})`;
+  const warnings = (report.warnings ?? []).map((warning) => style.yellow(`warning: ${warning}`));
+  if (report.entries.length === 0) return [`no calls recorded${report.total > 0 ? ' in that period' : ''} (${report.path})`, ...warnings].join('\n');
   const lines = report.entries.map((entry) => {
     const outcome = entry.outcome === 'ok' ? style.green('ok') : style.red(entry.outcome);
     const args = Object.entries(entry.args)
@@ -290,7 +297,7 @@ export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
       .join(' ');
     return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? (entry.op || '(no op)')).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
   });
-  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatNoun(report.total, 'call')} (${report.path})`));
+  lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatNoun(report.total, 'call')} (${report.path})`), ...warnings);
   return lines.join('\n');
 }
 

@@ -1,8 +1,8 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { crashPoint } from '../../core/crash.js';
-import { crc32 } from '../../core/crc32.js';
+import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
 import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
@@ -15,7 +15,7 @@ import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, I
 import { FsIndexView } from './fs-view.js';
 import { FsVectorStore, VECTORS_DIR, checkVectorFiles, dropVectorSets, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
-import { FsParseCache, verifyParseCache } from './parse-cache.js';
+import { FsParseCache, repairParseCache, verifyParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
 
 /** meta.json: the commit record. Written last, by atomic rename; readers start here. */
@@ -34,7 +34,6 @@ const MetaFileSchema = z.object({
   git: z.nullable(z.object({ commit: z.nullable(z.string()), branch: z.nullable(z.string()) })),
   synced_at: z.string(),
   duration_ms: z.number(),
-  checksum: z.int(),
 });
 type MetaFile = z.infer<typeof MetaFileSchema>;
 
@@ -48,14 +47,8 @@ const MAX_SEGMENTS = 8;
 /** …and rewrite all of them into one when more than this share of chunks are dead (tombstoned). */
 const MAX_DEAD_SHARE = 0.25;
 
-/** The text of meta.json for a record: pretty JSON whose last field checksums the rest. */
-function metaText(body: Omit<MetaFile, 'checksum'>): string {
-  const checksum = crc32(Buffer.from(JSON.stringify(body, null, 2), 'utf8'));
-  return `${JSON.stringify({ ...body, checksum }, null, 2)}\n`;
-}
-
 function toIndexMeta(file: MetaFile): IndexMeta {
-  const { manifest: _manifest, checksum: _checksum, ...meta } = file;
+  const { manifest: _manifest, ...meta } = file;
   return meta;
 }
 
@@ -83,29 +76,28 @@ export class FsStore implements IndexStore {
   }
 
   private readMetaFile(): MetaFile | undefined {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(this.metaPath, 'utf8');
+      bytes = readFileSync(this.metaPath);
     } catch (error) {
       if (isErrnoException(error, 'ENOENT')) return undefined;
       throw new RepodexError('INDEX_CORRUPT', `cannot read meta.json: ${errorMessage(error)}`);
     }
     let raw: unknown;
     try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      throw new RepodexError('INDEX_CORRUPT', `meta.json is not valid JSON: ${errorMessage(error)}`);
+      raw = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      raw = undefined; // reported by the integrity check below
     }
-    const version = (raw as { format_version?: unknown } | null)?.format_version;
+    const version = (raw as { format_version?: unknown } | null | undefined)?.format_version;
     if (typeof version === 'number' && version !== FORMAT_VERSION) {
       throw new RepodexError('INDEX_INCOMPATIBLE', `meta.json has format version ${version}, this repodex reads ${FORMAT_VERSION}`);
     }
-    const parsed = MetaFileSchema.safeParse(raw);
-    if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `meta.json does not match its schema: ${parsed.error.issues[0]?.message ?? ''}`);
     // The checksum covers the record as written, fields this version does not know included (a
     // newer repodex may add optional ones): never the schema's re-serialization of it.
-    const { checksum: _checksum, ...written } = raw as Record<string, unknown>;
-    if (crc32(Buffer.from(JSON.stringify(written, null, 2), 'utf8')) !== parsed.data.checksum) throw new RepodexError('INDEX_CORRUPT', 'meta.json: checksum mismatch');
+    const body = readCheckedJson(bytes, 'meta.json');
+    const parsed = MetaFileSchema.safeParse(body);
+    if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `meta.json does not match its schema: ${parsed.error.issues[0]?.message ?? ''}`);
     return parsed.data;
   }
 
@@ -209,8 +201,8 @@ export class FsStore implements IndexStore {
   }
 
   /** The commit point: atomically replace meta.json. */
-  writeMeta(body: Omit<MetaFile, 'checksum'>): void {
-    const text = metaText(body);
+  writeMeta(body: MetaFile): void {
+    const text = checkedJsonText(body);
     const temp = `${this.metaPath}.tmp-${process.pid}`;
     writeFileAtomic(temp, text, this.dataDir);
     crashPoint('meta-written');
@@ -239,7 +231,9 @@ export class FsStore implements IndexStore {
     sweepLockLeftovers(this.vectorLockPath, names);
     for (const name of names) {
       const isIndexFile = GENERATION_FILE.test(name) || SEGMENT_FILE.test(name);
-      const isTemp = TEMP_FILE.test(name) && !name.endsWith(`.tmp-${process.pid}`) && !name.startsWith('lock');
+      // A temp file of a live process is being written (analytics, a bundle, the audit log's
+      // rotation take no writer lock): only a dead writer's is left over.
+      const isTemp = TEMP_FILE.test(name) && !name.startsWith('lock') && !writerAlive(name);
       if ((isIndexFile && !keep.has(name)) || isTemp) {
         rmSync(this.path(name), { force: true });
         crashPoint('gc');
@@ -248,6 +242,9 @@ export class FsStore implements IndexStore {
   }
 
   async tidy(): Promise<void> {
+    // A damaged or torn tail of the parse cache, or a cache made under other rules, goes now, not
+    // only when a sync next has something to add to it.
+    repairParseCache(this.path(CACHE_FILE));
     const current = this.currentManifest();
     if (!current) return;
     const keep = new Set<string>([current.file.manifest.name, ...current.manifest.segments.map((ref) => ref.name)]);
@@ -269,7 +266,10 @@ export class FsStore implements IndexStore {
     }
     const stray = this.list().some(
       (name) =>
-        ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) || TEMP_FILE.test(name) || isLockLeftover(name, this.lockPath) || isLockLeftover(name, this.vectorLockPath),
+        ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) ||
+        (TEMP_FILE.test(name) && !writerAlive(name)) ||
+        isLockLeftover(name, this.lockPath) ||
+        isLockLeftover(name, this.vectorLockPath),
     );
     if (stray) this.collectGarbage(keep);
   }
@@ -318,8 +318,8 @@ export class FsStore implements IndexStore {
     return readVectorManifestFile(this.dataDir);
   }
 
-  async writeVectorManifest(manifest: VectorManifest): Promise<void> {
-    writeVectorManifestFile(this.dataDir, manifest);
+  async writeVectorManifest(manifest: Omit<VectorManifest, 'version'>): Promise<void> {
+    writeVectorManifestFile(this.dataDir, manifest, (identity) => this.vectors(identity));
   }
 
   async checkVectors(): Promise<IntegrityReport> {
@@ -395,12 +395,13 @@ export class FsStore implements IndexStore {
         if (!isRepodexError(error)) throw error;
         problems.push(error.message);
       }
-      const cache = verifyParseCache(this.path(CACHE_FILE));
-      problems.push(...cache.problems);
-      notes.push(...cache.notes);
-      checked.push(CACHE_FILE);
     }
     return { problems, checked, notes };
+  }
+
+  async checkCache(): Promise<IntegrityReport> {
+    if (!existsSync(this.path(CACHE_FILE))) return { problems: [], checked: [], notes: [] };
+    return { ...verifyParseCache(this.path(CACHE_FILE)), checked: [CACHE_FILE] };
   }
 
   async parseCache(): Promise<ParseCache> {
@@ -454,10 +455,36 @@ export class FsStore implements IndexStore {
     return total + (statSync(this.path(CACHE_FILE), { throwIfNoEntry: false })?.size ?? 0);
   }
 
+  /**
+   * The generation this commit replaces, kept for readers still loading it; undefined when there is
+   * none or it is damaged (no reader can use it, and the rebuild that replaces it must not fail on it).
+   */
+  readablePrevious(): { file: MetaFile; manifest: Manifest } | undefined {
+    try {
+      return this.currentManifest();
+    } catch (error) {
+      if (isRepodexError(error) || isErrnoException(error)) return undefined;
+      throw error;
+    }
+  }
+
   /** The manifest of the current generation (for the writer). */
   currentManifest(): { file: MetaFile; manifest: Manifest } | undefined {
     const file = this.readMetaFile();
     return file ? { file, manifest: this.readManifest(file) } : undefined;
+  }
+}
+
+/** Whether the process that names a temp file (`NAME.tmp-PID`) is this one or still running. */
+function writerAlive(name: string): boolean {
+  const pid = Number(/\.tmp-(\d+)$/.exec(name)?.[1]);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isErrnoException(error, 'EPERM'); // ESRCH: no such process
   }
 }
 
@@ -493,7 +520,7 @@ class FsGenerationWriter implements GenerationWriter {
     this.done = true;
     const store = this.store;
     const generation = store.nextGeneration();
-    const previous = store.currentManifest();
+    const previous = store.readablePrevious();
     // The base segments with this generation's tombstones applied.
     const base = (this.base?.segmentList() ?? []).map(({ ref, segment, dead: baseDead }) => {
       const dead = new Set(baseDead);
@@ -541,7 +568,7 @@ class FsGenerationWriter implements GenerationWriter {
       },
       'manifest-written',
     );
-    const body: Omit<MetaFile, 'checksum'> = {
+    const body: MetaFile = {
       format_version: FORMAT_VERSION,
       feature_version: FEATURE_VERSION,
       tool_version: TOOL_VERSION,
@@ -567,7 +594,7 @@ class FsGenerationWriter implements GenerationWriter {
       for (const ref of previous.manifest.segments) keep.add(ref.name);
     }
     store.collectGarbage(keep);
-    return { meta: toIndexMeta({ ...body, checksum: 0 }), merged };
+    return { meta: toIndexMeta(body), merged };
   }
 
   async abort(): Promise<void> {

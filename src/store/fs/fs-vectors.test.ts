@@ -184,7 +184,9 @@ describe.skipIf(!AnnGraph.available())('the saved nearest-neighbour graph', () =
     bytes.fill(0xee, 0, 64);
     writeFileSync(file, bytes);
     expect(store.graph(set)).toBeUndefined();
-    expect(store.check().notes.join('\n')).toMatch(/graph\.usearch does not match its checksum: searches scan every vector until/);
+    // Damage (verify exits 1 on it), named with its fix; searches scan meanwhile.
+    expect(store.check().problems.join('\n')).toMatch(/graph\.usearch is damaged: it does not match the size and checksum its sidecar records; searches scan every vector until `repodex sync` rebuilds it/);
+    expect(store.graphDamage()).toMatch(/graph\.usearch is damaged/);
     expect((await update(store, set)).result).toBe(true);
     expect(store.graph(set)!.covered).toBe(1200);
     writeFileSync(file, 'not a graph');

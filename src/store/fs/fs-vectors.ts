@@ -1,8 +1,9 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
+import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { crc32 } from '../../core/crc32.js';
-import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
+import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
 import { ANN_SETTINGS, AnnGraph } from '../../vector/ann-graph.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
@@ -15,9 +16,10 @@ export const VECTOR_MANIFEST_FILE = 'manifest.json';
 const LOG_FILE = 'vectors.bin';
 const MAGIC = 'RPDXVEC\0';
 /**
- * Layout of vectors.bin (little-endian): a 16-byte header (magic, u16 version, u16 reserved, u32
- * dim), then records of [32-byte chunk hash][dim × f32][u32 CRC-32 of the two]. Append-only: a
- * record torn by a crash fails its checksum and ends the log; the next append cuts it off.
+ * Layout of vectors.bin (little-endian): a 16-byte header (magic, u16 version, u16 reserved = 0,
+ * u32 dim: every byte of it is checked), then records of [32-byte chunk hash][dim × f32][u32 CRC-32
+ * of the two]. Append-only: a record torn by a crash fails its checksum and ends the log; the next
+ * append cuts it off.
  * Log:
  *   1 — first layout.
  */
@@ -34,10 +36,14 @@ const GRAPH_BATCH = 8192;
 /**
  * graph.json: the graph covers records 0..records-1 of the log, whose chunk hashes, back to back,
  * have CRC-32 `hashes_crc` (a compaction renumbers records; a graph that does not match the log
- * is rebuilt, never used).
+ * is rebuilt, never used). A checked JSON file (core/checked-json.ts).
+ * Versions:
+ *   1 — first sidecar (no checksum of its own).
+ *   2 — checksummed: a damaged sidecar is told from an older one.
  */
+const GRAPH_META_VERSION = 2;
 const GraphMetaSchema = z.object({
-  version: z.literal(1),
+  version: z.literal(GRAPH_META_VERSION),
   dim: z.int(),
   records: z.int(),
   hashes_crc: z.int(),
@@ -51,8 +57,15 @@ const GraphMetaSchema = z.object({
 });
 type GraphMeta = z.infer<typeof GraphMetaSchema>;
 
-/** The manifest version written (seed 003 §4 starts at 1). */
-export const VECTOR_MANIFEST_VERSION = 1;
+/**
+ * The manifest version written (seed 003 §4 starts at 1).
+ * Versions:
+ *   1 — seed 003's fields; `counts.vectors` counts chunks with a vector.
+ *   2 — a checked JSON file (core/checked-json.ts), with `records`: the vector log's records when
+ *       it was written (one per distinct chunk text, so fewer than `counts.vectors` when chunks
+ *       repeat), and `records_crc`: the CRC-32 of the log up to them (a check is one pass).
+ */
+export const VECTOR_MANIFEST_VERSION = 2;
 
 const VectorManifestSchema = z.object({
   version: z.number(),
@@ -64,10 +77,17 @@ const VectorManifestSchema = z.object({
   repo: z.object({ root: z.literal('.'), git_sha: z.nullable(z.string()) }),
   counts: z.object({ files: z.number(), chunks: z.number(), vectors: z.number() }),
   generation: z.number(),
+  records: z.optional(z.int().check(z.minimum(0))),
+  records_crc: z.optional(z.int().check(z.minimum(0))),
   vectors_stamp: z.optional(z.string()),
   created_at: z.string(),
   last_refresh: z.string(),
 });
+
+/** The manifest's name inside `.repodex/`, as damage reports name it. */
+const MANIFEST_NAME = `${VECTORS_DIR}/${VECTOR_MANIFEST_FILE}`;
+/** What repairs the semantic index: the embedding run of the next sync. */
+const EMBED_FIX = '`repodex sync` embeds again what is missing and rewrites it';
 
 /** The folder name of one embedder's vectors: readable, and distinct for every identity. */
 export function identityKey(identity: EmbedderIdentity): string {
@@ -80,32 +100,43 @@ export function vectorManifestPath(dataDir: string): string {
   return join(dataDir, VECTORS_DIR, VECTOR_MANIFEST_FILE);
 }
 
-/** Read the semantic manifest; undefined when absent, INDEX_CORRUPT when unreadable. */
+/**
+ * Read the semantic manifest; undefined when absent, INDEX_CORRUPT when damaged. A version-1
+ * manifest (no checksum) is read as it is: its `version` tells the caller it was not checked.
+ */
 export function readVectorManifestFile(dataDir: string): VectorManifest | undefined {
   const path = vectorManifestPath(dataDir);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (error) {
     if (isErrnoException(error, 'ENOENT')) return undefined;
-    throw new RepodexError('INDEX_CORRUPT', `cannot read ${path}: ${errorMessage(error)}`);
+    throw new RepodexError('INDEX_CORRUPT', `cannot read ${MANIFEST_NAME}: ${errorMessage(error)}`);
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new RepodexError('INDEX_CORRUPT', `${path} is not valid JSON: ${errorMessage(error)}`);
+    raw = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    raw = undefined;
   }
-  const parsed = VectorManifestSchema.safeParse(raw);
-  if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `${path} is damaged`);
+  const legacy = (raw as { version?: unknown; checksum?: unknown } | null | undefined)?.version === 1 && (raw as { checksum?: unknown }).checksum === undefined;
+  const body = legacy ? (raw as Record<string, unknown>) : readCheckedJson(bytes, MANIFEST_NAME);
+  const parsed = VectorManifestSchema.safeParse(body);
+  if (!parsed.success) throw new RepodexError('INDEX_CORRUPT', `${MANIFEST_NAME} is damaged: ${parsed.error.issues[0]?.message ?? 'unexpected fields'}`);
   return parsed.data as VectorManifest;
 }
 
-/** Write the semantic manifest atomically. */
-export function writeVectorManifestFile(dataDir: string, manifest: VectorManifest): void {
+/**
+ * Write the semantic manifest atomically, as the current version, with the CRC-32 of the log's
+ * `records` records as they are now (`open` gives the log): a check then proves them in one pass.
+ */
+export function writeVectorManifestFile(dataDir: string, manifest: Omit<VectorManifest, 'version'>, open: (identity: EmbedderIdentity) => FsVectorStore): void {
   const dir = join(dataDir, VECTORS_DIR);
   mkdirSync(dir, { recursive: true });
-  writeFileAtomic(join(dir, VECTOR_MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, dir);
+  const { version: _older, records_crc: _stale, ...fields } = manifest as Partial<VectorManifest>;
+  const identity: EmbedderIdentity = { engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' };
+  const crc = manifest.records === undefined ? undefined : open(identity).prefixCrc(manifest.records);
+  writeFileAtomic(join(dir, VECTOR_MANIFEST_FILE), checkedJsonText({ version: VECTOR_MANIFEST_VERSION, ...fields, ...(crc === undefined ? {} : { records_crc: crc }) }), dir);
 }
 
 /**
@@ -162,6 +193,7 @@ class LoadedVectors implements VectorSet {
     readonly count: number,
     readonly data: Float32Array,
     private readonly hashes: Uint8Array,
+    readonly damage: string | undefined,
   ) {
     this.byHash = new Map();
     const view = Buffer.from(hashes.buffer, hashes.byteOffset, hashes.byteLength);
@@ -180,6 +212,10 @@ class LoadedVectors implements VectorSet {
 
 /** What a log file holds: its valid records, and where the valid part ends. */
 interface LogContents {
+  /** Why the header cannot be read as this log's (then nothing of the file is valid). */
+  readonly headerDamage?: string;
+  /** Record size in bytes. */
+  readonly recordBytes: number;
   readonly count: number;
   readonly hashes: Uint8Array;
   readonly data: Float32Array;
@@ -193,6 +229,9 @@ interface LogContents {
 export class FsVectorStore implements VectorStore {
   private readonly dir: string;
   private readonly path: string;
+  /** The folder and the log as damage reports name them (inside `.repodex/`). */
+  private readonly folderName: string;
+  private readonly logName: string;
   private cached: { stamp: string; set: LoadedVectors } | undefined;
 
   constructor(
@@ -201,6 +240,8 @@ export class FsVectorStore implements VectorStore {
   ) {
     this.dir = join(dataDir, VECTORS_DIR, identityKey(identity));
     this.path = join(this.dir, LOG_FILE);
+    this.folderName = `${VECTORS_DIR}/${identityKey(identity)}`;
+    this.logName = `${this.folderName}/${LOG_FILE}`;
   }
 
   private get recordBytes(): number {
@@ -218,30 +259,41 @@ export class FsVectorStore implements VectorStore {
     return stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : 'none';
   }
 
-  /** Parse the log, stopping at the first record that fails its checksum. */
-  private read(): LogContents {
+  /**
+   * Parse the log, stopping at the first record that fails its checksum. `keep: false` only checks
+   * (what `status` and `verify` do): nothing is copied out, the records come back empty.
+   */
+  private read(keep = true): LogContents {
     const dim = this.identity.dim;
     let fd: number;
     try {
       fd = openSync(this.path, 'r');
     } catch (error) {
-      if (isErrnoException(error, 'ENOENT')) return { count: 0, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: 0 };
-      throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.path}: ${errorMessage(error)}`);
+      if (isErrnoException(error, 'ENOENT')) return { recordBytes: this.recordBytes, count: 0, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: 0 };
+      throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.logName}: ${errorMessage(error)}`);
     }
     try {
       const length = fstatSync(fd).size;
       const header = Buffer.alloc(HEADER_BYTES);
-      if (length < HEADER_BYTES || readSync(fd, header, 0, HEADER_BYTES, 0) < HEADER_BYTES || header.toString('latin1', 0, 8) !== MAGIC) throw new RepodexError('INDEX_CORRUPT', `${this.path} is not a vector log`);
-      if (header.readUInt16LE(8) !== LOG_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `${this.path} has layout ${header.readUInt16LE(8)}, this version reads ${LOG_VERSION}`);
-      if (header.readUInt32LE(12) !== dim) throw new RepodexError('INDEX_CORRUPT', `${this.path} holds ${header.readUInt32LE(12)}-dimensional vectors, its folder says ${dim}`);
+      // Every header byte is checked (the writer puts 0 in the reserved ones). A log with a
+      // damaged header holds nothing usable: no records, and the next append starts it over.
+      const headerDamage =
+        length < HEADER_BYTES || readSync(fd, header, 0, HEADER_BYTES, 0) < HEADER_BYTES || header.toString('latin1', 0, 8) !== MAGIC
+          ? 'it is not a vector log'
+          : header.readUInt16LE(8) !== LOG_VERSION || header.readUInt16LE(10) !== 0
+            ? `its header is damaged (layout ${header.readUInt16LE(8)}.${header.readUInt16LE(10)}, this version writes ${LOG_VERSION}.0)`
+            : header.readUInt32LE(12) !== dim
+              ? `its header says ${header.readUInt32LE(12)}-dimensional vectors, its folder ${dim}`
+              : undefined;
+      if (headerDamage) return { recordBytes: this.recordBytes, count: 0, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: length, headerDamage };
       const size = this.recordBytes;
       const whole = Math.floor((length - HEADER_BYTES) / size);
-      const hashes = new Uint8Array(whole * 32);
-      const data = new Float32Array(whole * dim);
+      const hashes = new Uint8Array(keep ? whole * 32 : 0);
+      const data = new Float32Array(keep ? whole * dim : 0);
       // Records are read a block at a time into one buffer, so loading never holds the file twice.
       // A record's size (36 + 4·dim) is a multiple of 4, so each vector sits 4-byte aligned in it.
       const perBlock = Math.max(1, Math.floor(READ_BLOCK_BYTES / size));
-      const block = Buffer.alloc(perBlock * size);
+      const block = Buffer.allocUnsafe(perBlock * size); // only what readSync filled is ever read
       const floats = new Float32Array(block.buffer, block.byteOffset, block.length / 4);
       let count = 0;
       read: for (let first = 0; first < whole; first += perBlock) {
@@ -255,16 +307,18 @@ export class FsVectorStore implements VectorStore {
         for (let i = 0; i < n; i++) {
           const at = i * size;
           if (crc32(block.subarray(at, at + size - 4)) !== block.readUInt32LE(at + size - 4)) break read;
-          hashes.set(block.subarray(at, at + 32), count * 32);
-          data.set(floats.subarray((at + 32) / 4, (at + 32) / 4 + dim), count * dim);
+          if (keep) {
+            hashes.set(block.subarray(at, at + 32), count * 32);
+            data.set(floats.subarray((at + 32) / 4, (at + 32) / 4 + dim), count * dim);
+          }
           count++;
         }
       }
       const validBytes = HEADER_BYTES + count * size;
-      return { count, hashes: hashes.subarray(0, count * 32), data: data.subarray(0, count * dim), validBytes, tailBytes: length - validBytes };
+      return { recordBytes: size, count, hashes: hashes.subarray(0, keep ? count * 32 : 0), data: data.subarray(0, keep ? count * dim : 0), validBytes, tailBytes: length - validBytes };
     } catch (error) {
       if (error instanceof RepodexError) throw error;
-      throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.path}: ${errorMessage(error)}`);
+      throw new RepodexError('INDEX_CORRUPT', `cannot read ${this.logName}: ${errorMessage(error)}`);
     } finally {
       closeSync(fd);
     }
@@ -275,9 +329,21 @@ export class FsVectorStore implements VectorStore {
     const stamp = this.logStamp();
     if (this.cached?.stamp === stamp) return this.cached.set;
     const contents = this.read();
-    const set = new LoadedVectors(this.identity.dim, contents.count, contents.data, contents.hashes);
+    const set = new LoadedVectors(this.identity.dim, contents.count, contents.data, contents.hashes, this.tailDamage(contents));
     this.cached = { stamp, set };
     return set;
+  }
+
+  /**
+   * Why the log holds records past its valid part, when that is damage: a whole record (or more)
+   * after the last good one fails its checksum. Less than a record is what an interrupted append
+   * leaves, not damage.
+   */
+  private tailDamage(contents: LogContents): string | undefined {
+    if (contents.headerDamage) return `${this.logName} is damaged: ${contents.headerDamage}`;
+    const whole = Math.floor(contents.tailBytes / contents.recordBytes);
+    if (whole === 0) return undefined;
+    return `${this.logName} is damaged: record ${contents.count + 1} fails its checksum (${whole} record(s) from there on unreadable)`;
   }
 
   async append(hashes: readonly Uint8Array[], vectors: readonly Float32Array[]): Promise<void> {
@@ -289,6 +355,15 @@ export class FsVectorStore implements VectorStore {
     const fd = openSync(this.path, 'a+');
     try {
       let length = fstatSync(fd).size;
+      if (length > 0) {
+        // Cut off a torn or damaged tail first, so new records follow the last whole one (a log
+        // whose header is damaged is started over: it is derived data, embedded again).
+        const { validBytes } = this.read(false);
+        if (validBytes < length) {
+          ftruncateSync(fd, validBytes);
+          length = validBytes;
+        }
+      }
       if (length === 0) {
         const header = Buffer.alloc(HEADER_BYTES);
         header.write(MAGIC, 0, 'latin1');
@@ -296,13 +371,6 @@ export class FsVectorStore implements VectorStore {
         header.writeUInt32LE(dim, 12);
         writeSync(fd, header, 0, HEADER_BYTES, 0);
         length = HEADER_BYTES;
-      } else {
-        // Cut off a torn tail first, so new records follow the last whole one.
-        const { validBytes } = this.read();
-        if (validBytes < length) {
-          ftruncateSync(fd, validBytes);
-          length = validBytes;
-        }
       }
       const out = Buffer.alloc(hashes.length * size);
       for (let i = 0; i < hashes.length; i++) {
@@ -356,19 +424,47 @@ export class FsVectorStore implements VectorStore {
     this.cached = undefined;
   }
 
-  /** The graph's sidecar when it is readable and describes a prefix of `set` (same records, same hashes). */
-  private graphMeta(set: VectorSet): GraphMeta | undefined {
-    let raw: unknown;
+  /**
+   * The graph's sidecar: its content, `none` when there is no graph, `older` when an older version
+   * wrote it (searches scan until the next embedding run rebuilds the graph), or why it is damaged.
+   */
+  private readSidecar(): GraphMeta | 'none' | 'older' | { readonly damage: string } {
+    let bytes: Buffer;
     try {
-      raw = JSON.parse(readFileSync(join(this.dir, GRAPH_META_FILE), 'utf8'));
-    } catch {
-      return undefined;
+      bytes = readFileSync(join(this.dir, GRAPH_META_FILE));
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) return 'none';
+      return { damage: `cannot read ${this.folderName}/${GRAPH_META_FILE}: ${errorMessage(error)}` };
     }
-    const parsed = GraphMetaSchema.safeParse(raw);
-    if (!parsed.success) return undefined;
-    const meta = parsed.data;
+    let body: Record<string, unknown>;
+    try {
+      body = readCheckedJson(bytes, `${this.folderName}/${GRAPH_META_FILE}`, 'compact');
+    } catch (error) {
+      if (/^\{"version":1,/.test(bytes.toString('latin1', 0, 12)) && !bytes.includes('"checksum"')) return 'older';
+      return { damage: errorMessage(error) };
+    }
+    const parsed = GraphMetaSchema.safeParse(body);
+    return parsed.success ? parsed.data : { damage: `${this.folderName}/${GRAPH_META_FILE} is damaged: unexpected fields` };
+  }
+
+  /** The graph's sidecar when it is sound and describes a prefix of `set` (same records, same hashes). */
+  private graphMeta(set: VectorSet): GraphMeta | undefined {
+    const meta = this.readSidecar();
+    if (typeof meta === 'string' || 'damage' in meta) return undefined;
     if (meta.dim !== set.dim || meta.records < 1 || meta.records > set.count) return undefined;
     return crc32(set.hashRange(0, meta.records)) === meta.hashes_crc ? meta : undefined;
+  }
+
+  /**
+   * Why the saved graph cannot be used because it is damaged (its sidecar, or the graph file
+   * against the size and checksum the sidecar records), or undefined: no graph, an older one, or a
+   * sound one are not damage. Searches then scan every vector, with a warning.
+   */
+  graphDamage(): string | undefined {
+    const meta = this.readSidecar();
+    if (typeof meta === 'string') return undefined;
+    if ('damage' in meta) return meta.damage;
+    return this.graphFileIntact(meta) ? undefined : `${this.folderName}/${GRAPH_FILE} is damaged: it does not match the size and checksum its sidecar records`;
   }
 
   graph(set: VectorSet): RecordIndex | undefined {
@@ -458,7 +554,7 @@ export class FsVectorStore implements VectorStore {
       rmSync(temp, { force: true });
     }
     const written: GraphMeta = {
-      version: 1,
+      version: GRAPH_META_VERSION,
       dim: set.dim,
       records: set.count,
       hashes_crc: crc32(set.hashRange(0, set.count)),
@@ -469,7 +565,7 @@ export class FsVectorStore implements VectorStore {
       expansion_search: ANN_SETTINGS.expansionSearch,
       quantization: ANN_SETTINGS.quantization,
     };
-    writeFileAtomic(join(this.dir, GRAPH_META_FILE), `${JSON.stringify(written)}\n`, this.dir);
+    writeFileAtomic(join(this.dir, GRAPH_META_FILE), checkedJsonText(written, 'compact'), this.dir);
     return true;
   }
 
@@ -493,43 +589,38 @@ export class FsVectorStore implements VectorStore {
     rmSync(join(this.dir, GRAPH_FILE), { force: true });
   }
 
-  /** Records, checksums, and the torn tail if any. */
-  check(): { count: number; problems: string[]; notes: string[] } {
+  /** Records, checksums, and the torn tail if any; the graph and its sidecar. */
+  check(known?: { readonly records: number; readonly crc: number }): { count: number; problems: string[]; notes: string[] } {
     const notes: string[] = [];
     const problems: string[] = [];
+    let count = 0;
     try {
-      const contents = this.read();
-      if (contents.tailBytes > 0) {
-        const whole = Math.floor(contents.tailBytes / this.recordBytes);
-        if (whole > 0) problems.push(`${this.path}: record ${contents.count + 1} fails its checksum (${whole} record(s) after it unreadable)`);
-        else notes.push(`${this.path}: ${contents.tailBytes} bytes of a record an interrupted run left; the next embedding run cuts them off`);
-      }
-      const graph = this.graphCheck();
-      if (graph) notes.push(graph);
-      return { count: contents.count, problems, notes };
+      // The log exactly as the manifest recorded it (what it almost always is): one CRC over it
+      // proves every record at once. Otherwise, record by record, to find where it breaks.
+      const whole = known && this.prefixCrc(known.records, true) === known.crc;
+      const contents = whole ? { recordBytes: this.recordBytes, count: known.records, hashes: new Uint8Array(), data: new Float32Array(), validBytes: 0, tailBytes: 0 } : this.read(false);
+      count = contents.count;
+      const damage = this.tailDamage(contents);
+      if (damage) problems.push(`${damage}; ${EMBED_FIX}`);
+      else if (contents.tailBytes > 0) notes.push(`${this.logName}: ${contents.tailBytes} bytes of a record an interrupted run left; the next embedding run cuts them off`);
     } catch (error) {
-      return { count: 0, problems: [errorMessage(error)], notes };
+      problems.push(`${detailOf(error)}; ${EMBED_FIX}`);
     }
+    const graph = this.graphDamage();
+    if (graph) problems.push(`${graph}; searches scan every vector until \`repodex sync\` rebuilds it`);
+    else if (this.readSidecar() === 'older') notes.push(`${this.folderName}/${GRAPH_META_FILE} was written by an older repodex: searches scan every vector until the next \`repodex sync\` rebuilds the graph`);
+    return { count, problems, notes };
   }
 
-  /** What is wrong with the saved graph, if anything (derived data: a note, never a problem). */
-  private graphCheck(): string | undefined {
-    let raw: string;
-    try {
-      raw = readFileSync(join(this.dir, GRAPH_META_FILE), 'utf8');
-    } catch {
-      return undefined; // no graph: small indexes have none
-    }
-    let parsed;
-    try {
-      parsed = GraphMetaSchema.safeParse(JSON.parse(raw));
-    } catch {
-      parsed = undefined;
-    }
-    const fix = 'searches scan every vector until the next embedding run (`repodex sync`) rebuilds it';
-    if (!parsed?.success) return `${join(this.dir, GRAPH_META_FILE)} is damaged: ${fix}`;
-    if (!this.graphFileIntact(parsed.data)) return `${join(this.dir, GRAPH_FILE)} does not match its checksum: ${fix}`;
-    return undefined;
+  /**
+   * CRC-32 of the log's header and first `records` records (what the manifest records, so a check
+   * is one pass), or undefined when the log holds fewer bytes (or, with `exact`, any other number).
+   */
+  prefixCrc(records: number, exact = false): number | undefined {
+    const bytes = HEADER_BYTES + records * this.recordBytes;
+    const size = statSync(this.path, { throwIfNoEntry: false })?.size;
+    if (size === undefined || size < bytes || (exact && size !== bytes)) return undefined;
+    return fileCrc(this.path, bytes);
   }
 
   /** Remove this embedder's vectors. */
@@ -539,37 +630,49 @@ export class FsVectorStore implements VectorStore {
   }
 }
 
-/** CRC-32 of a file, read a block at a time. */
-function fileCrc(path: string): number {
+/** What an error says, without the standard advice a RepodexError appends (reports add their own fix). */
+function detailOf(error: unknown): string {
+  return isRepodexError(error) ? (error.detail ?? error.message) : errorMessage(error);
+}
+
+/** CRC-32 of a file (of its first `length` bytes), read a block at a time. */
+function fileCrc(path: string, length = Number.POSITIVE_INFINITY): number {
   const fd = openSync(path, 'r');
   try {
-    const block = Buffer.allocUnsafe(READ_BLOCK_BYTES);
+    const block = Buffer.allocUnsafe(Math.min(READ_BLOCK_BYTES, Math.max(1, length)));
     let crc = 0;
     let at = 0;
-    for (;;) {
-      const n = readSync(fd, block, 0, block.length, at);
+    while (at < length) {
+      const n = readSync(fd, block, 0, Math.min(block.length, length - at), at);
       if (n === 0) return crc;
       crc = crc32(block.subarray(0, n), crc);
       at += n;
     }
+    return crc;
   } finally {
     closeSync(fd);
   }
 }
 
-/** The integrity report of the vectors the manifest names. */
+/** The integrity report of the vectors the manifest names: the manifest, the log, the graph. */
 export async function checkVectorFiles(dataDir: string, open: (identity: EmbedderIdentity) => FsVectorStore): Promise<IntegrityReport> {
   let manifest: VectorManifest | undefined;
   try {
     manifest = readVectorManifestFile(dataDir);
   } catch (error) {
-    return { problems: [errorMessage(error)], checked: [join(VECTORS_DIR, VECTOR_MANIFEST_FILE)], notes: [] };
+    return { problems: [`${detailOf(error)}; ${EMBED_FIX}`], checked: [MANIFEST_NAME], notes: [] };
   }
   if (!manifest) return { problems: [], checked: [], notes: [] };
   const identity: EmbedderIdentity = { engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' };
-  const result = open(identity).check();
-  const checked = [join(VECTORS_DIR, VECTOR_MANIFEST_FILE), join(VECTORS_DIR, identityKey(identity), LOG_FILE)];
+  const store = open(identity);
+  const result = store.check(manifest.records !== undefined && manifest.records_crc !== undefined ? { records: manifest.records, crc: manifest.records_crc } : undefined);
+  const folder = `${VECTORS_DIR}/${identityKey(identity)}`;
+  const checked = [MANIFEST_NAME, `${folder}/${LOG_FILE}`];
+  if (existsSync(join(dataDir, folder, GRAPH_META_FILE))) checked.push(`${folder}/${GRAPH_META_FILE}`, `${folder}/${GRAPH_FILE}`);
   const problems = [...result.problems];
-  if (result.count < manifest.counts.vectors) problems.push(`the manifest counts ${manifest.counts.vectors} vectors, the log holds ${result.count}`);
-  return { problems, checked, notes: result.notes };
+  const notes = [...result.notes];
+  // The log holds one record per distinct chunk text; the manifest says how many it held when written.
+  if (manifest.records !== undefined && result.count < manifest.records) problems.push(`${MANIFEST_NAME} counts ${manifest.records} vector records, ${folder}/${LOG_FILE} holds ${result.count}; ${EMBED_FIX}`);
+  if (manifest.version < VECTOR_MANIFEST_VERSION) notes.push(`${MANIFEST_NAME} was written by an older repodex, without a checksum: the next \`repodex sync\` rewrites it`);
+  return { problems, checked, notes };
 }

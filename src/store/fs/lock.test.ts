@@ -29,6 +29,20 @@ function writeLock(path: string, fields: Record<string, unknown>): void {
   writeFileSync(path, JSON.stringify({ host: hostname(), started: '2026-01-01T00:00:00.000Z', token: 'old-holder', boot: bootId(), ...fields }));
 }
 
+/** Process start times and boot ids come from /proc: the checks that need them run on Linux only (and are reported as skipped elsewhere). */
+const HAS_PROC = processStartTime(process.pid) !== undefined;
+
+/** Take the lock at `path` and check it is now ours (our pid, a fresh token), then release it. */
+async function takenOver(path: string): Promise<void> {
+  expect(lockHolder(path), 'the old holder must not count as live').toBeUndefined();
+  const held = await acquireLock(path);
+  const record = JSON.parse(readFileSync(path, 'utf8')) as { pid: number; token: string };
+  expect(record.pid).toBe(process.pid);
+  expect(record.token).not.toBe('old-holder');
+  await held.release();
+  expect(existsSync(path)).toBe(false);
+}
+
 describe('the writer lock', () => {
   it('is exclusive while held and free after release', async () => {
     const path = join(tempDir(), 'lock');
@@ -56,11 +70,15 @@ describe('the writer lock', () => {
     const gone = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
     await new Promise((resolve) => gone.once('exit', resolve));
     writeLock(path, { pid: gone.pid, start: null });
-    await (await acquireLock(path)).release();
+    await takenOver(path);
   });
 
-  it('regression: takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
-    if (processStartTime(process.pid) === undefined) return; // needs /proc: elsewhere only the pid is checked
+  it.runIf(process.platform === 'linux')('on Linux, reads process start times and the boot id from /proc (what the checks below rely on)', () => {
+    expect(HAS_PROC).toBe(true);
+    expect(bootId()).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it.skipIf(!HAS_PROC)('regression: takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
     const path = join(tempDir(), 'lock');
     // Our own pid is alive, but it did not start when this lock says its holder did.
     writeLock(path, { pid: process.pid, start: processStartTime(process.pid)! - 1 });
@@ -70,14 +88,18 @@ describe('the writer lock', () => {
     await held.release();
   });
 
-  it('takes over a lock from before a reboot, an unreadable lock and one with no real pid', async () => {
+  it.skipIf(!HAS_PROC)('takes over a lock from before a reboot, though its pid is alive and started when it says', async () => {
     const path = join(tempDir(), 'lock');
-    writeLock(path, { pid: process.pid, start: processStartTime(process.pid) ?? null, boot: 'another-boot' });
-    if (bootId()) await (await acquireLock(path)).release();
+    writeLock(path, { pid: process.pid, start: processStartTime(process.pid), boot: 'another-boot' });
+    await takenOver(path);
+  });
+
+  it('takes over an unreadable lock and one with no real pid', async () => {
+    const path = join(tempDir(), 'lock');
     writeFileSync(path, 'not json at all');
-    await (await acquireLock(path)).release();
+    await takenOver(path);
     writeLock(path, { pid: 0, start: null });
-    await (await acquireLock(path)).release();
+    await takenOver(path);
   });
 
   it('regression: claims and temp files of processes killed while taking the lock are swept, a live one\'s are kept', async () => {
@@ -108,10 +130,15 @@ describe('the writer lock', () => {
     expect(lockHolder(path)).toMatchObject({ pid: 4242, host: 'build-container-7' });
   });
 
-  it('a permission problem is LOCK_DENIED, naming the fix', async () => {
-    if (process.getuid?.() === 0) return; // root may write anywhere: nothing to deny
-    const outcome = await lockedCode(acquireLock('/proc/repodex-cannot-write-here/lock'));
-    expect(outcome).toMatch(/^LOCK_DENIED|^INTERNAL/);
+  // sysfs refuses to create files whoever asks (root included: EACCES, or EROFS where it is mounted read-only).
+  it.runIf(process.platform === 'linux' && existsSync('/sys/kernel'))('a folder where no file can be created is LOCK_DENIED, naming the file', async () => {
+    const outcome = await lockedCode(acquireLock('/sys/kernel/repodex-lock'));
+    expect(outcome).toMatch(/^LOCK_DENIED: \/sys\/kernel\/repodex-lock: (EACCES|EROFS|EPERM)/);
+  });
+
+  it('a lock in a folder that does not exist is an internal error naming the lock, not LOCK_DENIED', async () => {
+    const outcome = await lockedCode(acquireLock(join(tempDir(), 'missing', 'lock')));
+    expect(outcome).toMatch(/^INTERNAL: cannot use the lock .*missing\/lock: ENOENT/);
   });
 
   it('property: racing processes taking over one stale lock never hold it at the same time', async () => {

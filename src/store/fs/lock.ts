@@ -14,6 +14,8 @@ interface LockRecord extends LockOwner {
   readonly start: number | null;
   /** The kernel's boot id (Linux): a lock from before a reboot is stale whatever its pid. */
   readonly boot: string | null;
+  /** Written by an older repodex, whose locks record neither `start` nor `boot` (see `legacyLiveness`). */
+  readonly legacy: boolean;
 }
 
 const POLL_MS = 50;
@@ -38,6 +40,17 @@ export function processStartTime(pid: number): number | undefined {
 
 const BOOT_ID = readProcText('/proc/sys/kernel/random/boot_id')?.trim() ?? null;
 
+/** Clock ticks per second of /proc/PID/stat's start time: USER_HZ, 100 on every Linux ABI Node runs on. */
+const TICKS_PER_SECOND = 100;
+/** Slack for clocks and rounding when comparing a lock's time with a boot or a process start. */
+const CLOCK_SLACK_MS = 5_000;
+
+/** When this machine booted (epoch ms, from /proc/uptime), undefined off Linux. */
+function bootTimeMs(): number | undefined {
+  const uptime = Number(readProcText('/proc/uptime')?.split(' ')[0]);
+  return Number.isFinite(uptime) && uptime > 0 ? Date.now() - uptime * 1000 : undefined;
+}
+
 function myRecord(): LockRecord {
   return {
     pid: process.pid,
@@ -46,10 +59,34 @@ function myRecord(): LockRecord {
     token: randomBytes(8).toString('hex'),
     start: processStartTime(process.pid) ?? null,
     boot: BOOT_ID,
+    legacy: false,
   };
 }
 
+/** The record as written to the lock file (`legacy` is what a reader concludes, never written). */
+function lockText(record: LockRecord): string {
+  const { legacy: _legacy, ...written } = record;
+  return JSON.stringify(written);
+}
+
 type Liveness = 'alive' | 'dead' | 'foreign';
+
+/**
+ * Whether the holder of a lock an older repodex wrote (no process start time, no boot id) is gone,
+ * judged on Linux from the lock's own time: it is dead when the lock was written before this boot,
+ * or when the process now holding its pid started after the lock was written (the pid was reused:
+ * a lock is written by its process, so after that process started). Otherwise it may still be an
+ * older repodex syncing, and is left alone (the error says how to clear it).
+ */
+function legacyLiveness(owner: LockRecord): 'alive' | 'dead' {
+  const written = Date.parse(owner.started);
+  const boot = bootTimeMs();
+  if (!Number.isFinite(written) || boot === undefined) return 'alive';
+  if (written < boot - CLOCK_SLACK_MS) return 'dead';
+  const ticks = processStartTime(owner.pid);
+  if (ticks !== undefined && boot + (ticks / TICKS_PER_SECOND) * 1000 > written + CLOCK_SLACK_MS) return 'dead';
+  return 'alive';
+}
 
 /** Whether the holder recorded in a lock is still running: same host, same boot, pid present and started when it said. */
 export function liveness(owner: LockRecord): Liveness {
@@ -65,7 +102,7 @@ export function liveness(owner: LockRecord): Liveness {
     const start = processStartTime(owner.pid);
     if (start !== undefined && start !== owner.start) return 'dead'; // the pid was reused by another process
   }
-  return 'alive';
+  return owner.legacy ? legacyLiveness(owner) : 'alive';
 }
 
 /** A lock file's record; `undefined` when it does not exist; a record with an empty token when unreadable. */
@@ -93,13 +130,15 @@ function parseRecord(text: string): LockRecord {
         token: typeof parsed.token === 'string' ? parsed.token : `legacy-${Buffer.from(text).toString('base64url').slice(0, 16)}`,
         start: typeof parsed.start === 'number' ? parsed.start : null,
         boot: typeof parsed.boot === 'string' ? parsed.boot : null,
+        // Current locks always write both (null off Linux); an older version's have neither.
+        legacy: !('start' in parsed) && !('boot' in parsed),
       };
     }
   } catch {
     // Not JSON: written by hand or by something else. Locks are created whole (by link), so this
     // is never a writer mid-write; it is treated as a lock whose holder is gone.
   }
-  return { pid: 0, host: hostname(), started: '?', token: `unreadable-${text.length}`, start: null, boot: null };
+  return { pid: 0, host: hostname(), started: '?', token: `unreadable-${text.length}`, start: null, boot: null, legacy: false };
 }
 
 function lockError(path: string, error: unknown): RepodexError {
@@ -125,7 +164,7 @@ function removeIfPresent(path: string): void {
 function createExclusive(path: string, record: LockRecord): boolean {
   const temp = `${path}.${record.token}.tmp`;
   try {
-    writeFileDurable(temp, JSON.stringify(record));
+    writeFileDurable(temp, lockText(record));
     linkSync(temp, path);
     return true;
   } catch (error) {
@@ -170,6 +209,13 @@ function lockedError(path: string, owner: LockRecord, state: Liveness): RepodexE
     return new RepodexError(
       'LOCKED',
       `the lock is held by pid ${owner.pid} on another host (${owner.host}, ${since}): wait for that sync to finish, or, if none is running there, delete ${path}`,
+      { selfContained: true },
+    );
+  }
+  if (owner.legacy) {
+    return new RepodexError(
+      'LOCKED',
+      `the lock was written by an older repodex (pid ${owner.pid}, ${since}), which may still be syncing: wait for it to finish, or, if no sync is running, delete ${path}`,
       { selfContained: true },
     );
   }

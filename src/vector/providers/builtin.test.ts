@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,7 +29,8 @@ function corpus(n: number): string[] {
 async function learnedTable(): Promise<{ tablePath: string; learned: BuiltinEmbedder }> {
   const dir = mkdtempSync(join(tmpdir(), 'repodex-builtin-'));
   dirs.push(dir);
-  const tablePath = join(dir, 'builtin-table.bin');
+  mkdirSync(join(dir, 'builtin-test'));
+  const tablePath = join(dir, 'builtin-test', 'builtin-table.bin');
   const learned = new BuiltinEmbedder(tablePath, 16);
   await learned.train(corpus(120), 120);
   return { tablePath, learned };
@@ -80,31 +81,52 @@ describe('BuiltinEmbedder', () => {
     expect(server.model).toBe(before);
   });
 
-  it('names its model from the table header alone; reading the table finds damage, which then means learning again', async () => {
+  it('names its model from the table header alone; reading the table finds damage, which is refused, never used, and then means learning again', async () => {
     const { tablePath, learned } = await learnedTable();
     const bytes = readFileSync(tablePath);
-    expect(peekTable(bytes.subarray(0, 64))).toMatchObject({ version: 2, dim: 16, trainedOn: 120, fingerprint: learned.model.split('@')[1] });
+    expect(peekTable(bytes.subarray(0, 64))).toMatchObject({ version: 3, dim: 16, trainedOn: 120, fingerprint: learned.model.split('@')[1] });
+    expect(learned.check()).toEqual({ checked: ['builtin-test/builtin-table.bin'], problems: [] });
     // Damage in the body, not the header: the model is still named (status reads only that)…
     bytes[bytes.length - 40]! ^= 0xff;
     writeFileSync(tablePath, bytes);
     const reader = new BuiltinEmbedder(tablePath, 16);
     expect(reader.model).toBe(learned.model);
-    // …but the first use reads the table, finds the damage, and the next sync learns a new one.
-    const [vector] = await reader.embed(['resume the upload'], 'query');
-    expect(Array.from(vector!).every((x) => x === 0)).toBe(true);
-    expect(reader.model).toBe('repo-lsa-16');
+    expect(reader.check().problems).toEqual(['builtin-test/builtin-table.bin is damaged (checksum mismatch); `repodex sync` learns it again (vector and hybrid searches answer with bm25 until then)']);
+    // …but the first use reads the table, finds the damage and refuses to embed with it (a damaged
+    // table would silently give other vectors), and the next sync learns a new one.
+    await expect(reader.embed(['resume the upload'], 'query')).rejects.toMatchObject({ code: 'EMBEDDER_FAILED', message: expect.stringMatching(/builtin-table\.bin is damaged \(checksum mismatch\); `repodex sync` learns it again/) as string });
+    expect(reader.damage).toMatch(/builtin-table\.bin is damaged/);
     expect(reader.needsTraining(120)).toBe(true);
+    await reader.train(corpus(120), 120);
+    expect(reader.damage).toBeUndefined();
+    expect(reader.model).toBe(learned.model); // the same corpus learns the same table
+  });
+
+  it('never uses a table whose header is damaged, and never names another model from it: any byte of it', async () => {
+    const { tablePath, learned } = await learnedTable();
+    const pristine = readFileSync(tablePath);
+    for (let at = 0; at < 44; at++) {
+      const bytes = Buffer.from(pristine);
+      bytes[at]! ^= 0x01;
+      writeFileSync(tablePath, bytes);
+      const reader = new BuiltinEmbedder(tablePath, 16);
+      // The header's own CRC, or (a flip that makes it an older version's header) the whole table's.
+      expect([learned.model, 'repo-lsa-16'], `byte ${at}`).toContain(reader.model);
+      expect(reader.check().problems, `byte ${at}`).toHaveLength(1);
+      await expect(reader.embed(['resume the upload'], 'query'), `byte ${at}`).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
+      expect(reader.damage, `byte ${at}`).toMatch(/builtin-table\.bin is damaged/);
+    }
   });
 
   it('reads a table of the format before the header named it, with the same model, and rewrites it in the new format', async () => {
     const { tablePath, learned } = await learnedTable();
-    // The same table as version 1 wrote it: no fingerprint in the header (12 bytes fewer), its own CRC.
-    const v2 = readFileSync(tablePath);
-    const body = Buffer.concat([v2.subarray(0, 28), v2.subarray(40, v2.length - 4)]);
+    // The same table as version 1 wrote it: no fingerprint and no header CRC in the header (16 bytes fewer), its own CRC.
+    const v3 = readFileSync(tablePath);
+    const body = Buffer.concat([v3.subarray(0, 28), v3.subarray(44, v3.length - 4)]);
     body.writeUInt32LE(1, 8);
     const termLength = body.readUInt32LE(20);
-    // Version 1 padded the terms to 4 bytes after a 28-byte header, version 2 after a 40-byte one: the same padding.
-    expect((28 + termLength) % 4).toBe((40 + termLength) % 4);
+    // Version 1 padded the terms to 4 bytes after a 28-byte header, version 3 after a 44-byte one: the same padding.
+    expect((28 + termLength) % 4).toBe((44 + termLength) % 4);
     const v1 = Buffer.alloc(body.length + 4);
     body.copy(v1);
     v1.writeUInt32LE(crc32(body), body.length);
@@ -114,7 +136,7 @@ describe('BuiltinEmbedder', () => {
     const old = new BuiltinEmbedder(tablePath, 16);
     expect(old.model).toBe(learned.model);
     expect(old.needsTraining(120)).toBe(false);
-    expect(peekTable(readFileSync(tablePath).subarray(0, 64))).toMatchObject({ version: 2, fingerprint: learned.model.split('@')[1] });
+    expect(peekTable(readFileSync(tablePath).subarray(0, 64))).toMatchObject({ version: 3, fingerprint: learned.model.split('@')[1] });
     expect(new BuiltinEmbedder(tablePath, 16).model).toBe(learned.model);
   });
 });

@@ -1,0 +1,73 @@
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { isErrnoException } from './errors.js';
+
+/** How long one attempt waits for the lock before giving up (the work under it takes microseconds). */
+const WAIT_MS = 500;
+/** A lock file this old was left by a process killed while holding it. */
+const STALE_MS = 10_000;
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Whether the process a lock file names is gone (or the file cannot be read as one and is old). */
+function abandoned(lockPath: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(lockPath, 'utf8');
+  } catch (error) {
+    return isErrnoException(error, 'ENOENT');
+  }
+  const pid = Number(text.trim());
+  if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if (!isErrnoException(error, 'EPERM')) return true; // ESRCH: no such process
+    }
+  }
+  const stat = statSync(lockPath, { throwIfNoEntry: false });
+  return stat !== undefined && Date.now() - stat.mtimeMs > STALE_MS;
+}
+
+/**
+ * Run `update` while holding `<path>.lock`, a lock file created exclusively: for the small files
+ * several processes read, change and write back without the writer lock (analytics.json; the
+ * audit log's rotation), so no process's change is lost to another's. Synchronous, since it also
+ * runs when a process exits. A lock whose process is gone (or that is older than ten seconds) is
+ * taken over. Returns false, without running `update`, when the lock could not be had within half
+ * a second.
+ */
+export function withFileLock(path: string, update: () => void): boolean {
+  const lockPath = `${path}.lock`;
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(lockPath, 'wx', 0o600);
+    } catch (error) {
+      if (!isErrnoException(error, 'EEXIST')) throw error;
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, String(process.pid));
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        update();
+        return true;
+      } finally {
+        unlinkSync(lockPath);
+      }
+    }
+    if (abandoned(lockPath)) {
+      try {
+        unlinkSync(lockPath);
+      } catch (error) {
+        if (!isErrnoException(error, 'ENOENT')) throw error;
+      }
+      continue;
+    }
+    if (Date.now() >= deadline) return false;
+    Atomics.wait(sleeper, 0, 0, 2);
+  }
+}
