@@ -1,9 +1,9 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkJsonBytes, checkedJsonText } from '../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { withFileLock } from '../core/file-lock.js';
-import { createFileAtomic } from '../core/fs-atomic.js';
+import { createFileAtomic, writeFileAtomic } from '../core/fs-atomic.js';
 import { redactSecrets } from '../safety/secrets.js';
 
 /** One call as the audit log records it: who asked what, how it went, never any file content. */
@@ -147,6 +147,53 @@ export function checkAuditLog(dataDir: string): { checked: string[]; problems: s
     if (damaged.length > 0) problems.push(`${name}: ${damaged.length === 1 ? `line ${damaged[0]} is` : `${damaged.length} lines (${damaged.slice(0, 5).join(', ')}${damaged.length > 5 ? ', …' : ''}) are`} damaged; ${AUDIT_FIX}`);
   }
   return { checked, problems };
+}
+
+/**
+ * Rewrite an audit log with every string in every entry's arguments passed through
+ * `redactSecrets` again (after the credential rules grew): changed entries get a new checksum,
+ * sound unchanged lines are kept byte for byte, and a line that is not an entry at all (cut by a
+ * crash, or damaged) is dropped, since it may hold part of a credential. Under the log's lock, so
+ * it never races a rotation. Returns how many lines changed.
+ */
+export function redactAuditFile(path: string): number {
+  let changed = 0;
+  withFileLock(path, () => {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) return;
+      throw error;
+    }
+    const out: string[] = [];
+    for (const line of linesOf(bytes)) {
+      const entry = decodeLine(line);
+      if ('damage' in entry) {
+        changed++;
+        continue;
+      }
+      const args = redactValue(entry.args) as Record<string, unknown>;
+      if (JSON.stringify(args) === JSON.stringify(entry.args)) out.push(line.toString('utf8'));
+      else {
+        changed++;
+        out.push(checkedJsonText({ ...entry, args }, 'line'));
+      }
+    }
+    if (changed === 0) return;
+    const dir = join(path, '..');
+    writeFileAtomic(path, out.map((line) => `${line}\n`).join(''), dir);
+    chmodSync(path, 0o600); // as the log is created: its queries are the user's
+  });
+  return changed;
+}
+
+/** A logged value with every string in it redacted (already cut and bounded when it was logged). */
+function redactValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redactValue);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item)]));
+  return value;
 }
 
 /**

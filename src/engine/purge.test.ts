@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { TOKEN_SHAPES } from '../../test/credentials.js';
 import { tempDir } from '../../test/helpers.js';
 import { SECRET_RULES_VERSION } from '../safety/secrets.js';
+import { checkedJsonText } from '../core/checked-json.js';
+import { AuditLog, checkAuditLog } from './audit.js';
 import { SECRET_RULES_FILE, purgeForSecretRules } from './purge.js';
 
 describe('purgeForSecretRules', () => {
@@ -12,7 +14,9 @@ describe('purgeForSecretRules', () => {
     mkdirSync(join(dataDir, 'vectors'));
     const token = TOKEN_SHAPES.gitlab();
     const entry = (q: string): string => JSON.stringify({ time: '2026-11-24T10:00:00.000Z', request_id: 'r', frontend: 'cli', op: 'search', args: { q, top_k: 5 }, outcome: 'ok', blocked: false, duration_ms: 1 });
-    writeFileSync(join(dataDir, 'audit.jsonl'), `${entry('where is the config loaded')}\n${entry(`fetch failed with ${token}`)}\n{"cut by a cr`);
+    // Lines of a version before per-line checksums, one with a checksum (a version with fewer rules), and a torn last line.
+    const checked = checkedJsonText({ time: '2026-11-24T11:00:00.000Z', request_id: 's', frontend: 'mcp', op: 'search', args: { q: `checked ${token}` }, outcome: 'ok', blocked: false, duration_ms: 2 }, 'line');
+    writeFileSync(join(dataDir, 'audit.jsonl'), `${entry('where is the config loaded')}\n${entry(`fetch failed with ${token}`)}\n${checked}\n{"cut by a cr`);
     writeFileSync(join(dataDir, 'audit.1.jsonl'), `${entry(`old ${token}`)}\n`);
     writeFileSync(join(dataDir, 'last_bundle.md'), `# bundle\n\nexport const T = "${token}";\n`);
     writeFileSync(join(dataDir, 'last_bundle.json'), '{"files":[]}\n');
@@ -28,6 +32,11 @@ describe('purgeForSecretRules', () => {
     expect(audit).not.toContain('cut by a cr');
     expect(statSync(join(dataDir, 'audit.jsonl')).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(dataDir, 'audit.1.jsonl'), 'utf8')).not.toContain(token);
+    // The rewritten lines carry checksums of their own: the log verifies, and every call is still read.
+    expect(checkAuditLog(dataDir).problems).toEqual([]);
+    const read = new AuditLog(dataDir).read(undefined, 10);
+    expect(read.entries.map((entry) => entry.args.q)).toEqual(['old [REDACTED:gitlab-pat]', 'where is the config loaded', 'fetch failed with [REDACTED:gitlab-pat]', 'checked [REDACTED:gitlab-pat]']);
+    expect(read).not.toHaveProperty('warnings');
     expect(existsSync(join(dataDir, 'last_bundle.md'))).toBe(false);
     expect(existsSync(join(dataDir, 'last_bundle.json'))).toBe(true);
     expect(existsSync(join(dataDir, 'history.json'))).toBe(false);

@@ -1,9 +1,9 @@
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrnoException } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs-atomic.js';
-import { SECRET_RULES_VERSION, findSecret, redactSecrets } from '../safety/secrets.js';
-import { AUDIT_FILE, AUDIT_ROTATED_FILE } from './audit.js';
+import { SECRET_RULES_VERSION, findSecret } from '../safety/secrets.js';
+import { AUDIT_FILE, AUDIT_ROTATED_FILE, redactAuditFile } from './audit.js';
 
 /** The file under `.repodex/` naming the credential rules the data beside it was made under. */
 export const SECRET_RULES_FILE = 'secret-rules';
@@ -59,40 +59,4 @@ function readIfExists(path: string): string | undefined {
     if (isErrnoException(error, 'ENOENT')) return undefined;
     throw error;
   }
-}
-
-/** Rewrite an audit log with every entry's arguments redacted again; returns how many lines changed. */
-function redactAuditFile(path: string): number {
-  const text = readIfExists(path);
-  if (text === undefined) return 0;
-  let changed = 0;
-  const lines = text.split('\n').map((line) => {
-    if (line === '') return line;
-    let entry: { args?: unknown };
-    try {
-      entry = JSON.parse(line) as { args?: unknown };
-    } catch {
-      // A line cut by a crash mid-write: no entry to keep, and it may hold half a credential.
-      changed++;
-      return '';
-    }
-    if (typeof entry.args !== 'object' || entry.args === null) return line;
-    const again = JSON.stringify({ ...entry, args: redactValue(entry.args) });
-    if (again === line) return line;
-    changed++;
-    return again;
-  });
-  if (changed > 0) {
-    writeFileAtomic(path, lines.filter((line, i) => line !== '' || i === lines.length - 1).join('\n'), join(path, '..'));
-    chmodSync(path, 0o600); // as the log is created: its queries are the user's
-  }
-  return changed;
-}
-
-/** A logged value with every string in it redacted (already cut and bounded when it was logged). */
-function redactValue(value: unknown): unknown {
-  if (typeof value === 'string') return redactSecrets(value);
-  if (Array.isArray(value)) return value.map(redactValue);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item)]));
-  return value;
 }
