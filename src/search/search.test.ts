@@ -298,10 +298,11 @@ describe('caps', () => {
 
     for (const asked of [21, 50, 1000, 2 ** 31]) {
       const request = SearchRequest.parse({ op: 'search', q: 'shared', top_k: asked });
-      expect(request.top_k).toBe(Math.min(asked, 100)); // the schema caps at the largest limit a config may set
+      expect(request.top_k).toBe(asked); // the engine caps, at the limit in force, and says so
       const report = (await handle(engine, request)) as SearchReport;
       expect(report.top_k).toBe(20);
       expect(report.results).toHaveLength(20);
+      expect(report.warnings).toContain(`asked for ${asked} results; a search returns at most 20 here (limits.max_search_hits in .repodex/config.json, or --max-search-hits on serve)`);
     }
 
     const five = (await handle(engine, SearchRequest.parse({ op: 'search', q: 'shared', top_k: 5, mode: 'idf' }))) as SearchReport;

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEngine, createServerEngine } from '../../compose.js';
-import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
+import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { normalizeRelativePath } from '../../safety/path-guard.js';
 import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
@@ -343,9 +343,19 @@ export function withPathSuggestion<T extends { readonly path: string }>(report: 
   const fromRoot = normalizeRelativePath(typed);
   if (fromRoot === undefined || isAbsolute(typed) || existsSync(fromHere)) return report;
   const candidate = join(root, fromRoot);
-  if (candidate === fromHere || !statSync(candidate, { throwIfNoEntry: false })?.isFile()) return report;
+  if (candidate === fromHere || !isFile(candidate)) return report;
   const hint = `did you mean ${fromRoot} (a path from the repository root)? Paths are relative to the current folder: from here, repodex ${command} ${shellWord(relative(cwd, candidate))}`;
   return { ...report, hint };
+}
+
+/** Whether a path names a regular file; any error (a file where a folder was expected, a name too long) means it does not. */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  } catch (error) {
+    if (isErrnoException(error)) return false;
+    throw error;
+  }
 }
 
 /**

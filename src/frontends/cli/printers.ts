@@ -89,7 +89,7 @@ function withoutOwnPath(reason: string, path: string): string {
 }
 
 /** Text cut in its middle to MAX_WARNING_CHARS, keeping both ends (where a path says most) and saying how long it was. */
-export function shortened(text: string): string {
+function shortened(text: string): string {
   if (text.length <= MAX_WARNING_CHARS) return text;
   const half = Math.floor((MAX_WARNING_CHARS - 2) / 2);
   return `${text.slice(0, half)}…${text.slice(text.length - half)} (${formatNoun(text.length, 'character')})`;
