@@ -1,31 +1,40 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { isErrnoException } from './errors.js';
 
-/** How long one attempt waits for the lock before giving up (the work under it takes microseconds). */
-const WAIT_MS = 500;
+/**
+ * How long one attempt waits for the lock before giving up: the work under it takes microseconds,
+ * but on a loaded machine a holder can be descheduled for a good part of a second.
+ */
+const WAIT_MS = 5000;
 /** A lock file this old was left by a process killed while holding it. */
 const STALE_MS = 10_000;
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
-/** Whether the process a lock file names is gone (or the file cannot be read as one and is old). */
-function abandoned(lockPath: string): boolean {
+/**
+ * The inode of the lock file when the process it names is gone (or it cannot be read as one and is
+ * old), else undefined: taking it over removes that file only, never one another process has
+ * created since.
+ */
+function abandoned(lockPath: string): number | undefined {
+  const stat = statSync(lockPath, { throwIfNoEntry: false });
+  if (!stat) return undefined;
   let text: string;
   try {
     text = readFileSync(lockPath, 'utf8');
   } catch (error) {
-    return isErrnoException(error, 'ENOENT');
+    if (isErrnoException(error, 'ENOENT')) return undefined;
+    throw error;
   }
   const pid = Number(text.trim());
   if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid) {
     try {
       process.kill(pid, 0);
     } catch (error) {
-      if (!isErrnoException(error, 'EPERM')) return true; // ESRCH: no such process
+      if (!isErrnoException(error, 'EPERM')) return stat.ino; // ESRCH: no such process
     }
   }
-  const stat = statSync(lockPath, { throwIfNoEntry: false });
-  return stat !== undefined && Date.now() - stat.mtimeMs > STALE_MS;
+  return Date.now() - stat.mtimeMs > STALE_MS ? stat.ino : undefined;
 }
 
 /**
@@ -33,8 +42,8 @@ function abandoned(lockPath: string): boolean {
  * several processes read, change and write back without the writer lock (analytics.json; the
  * audit log's rotation), so no process's change is lost to another's. Synchronous, since it also
  * runs when a process exits. A lock whose process is gone (or that is older than ten seconds) is
- * taken over. Returns false, without running `update`, when the lock could not be had within half
- * a second.
+ * taken over. Returns false, without running `update`, when the lock could not be had within five
+ * seconds.
  */
 export function withFileLock(path: string, update: () => void): boolean {
   const lockPath = `${path}.lock`;
@@ -59,11 +68,15 @@ export function withFileLock(path: string, update: () => void): boolean {
         unlinkSync(lockPath);
       }
     }
-    if (abandoned(lockPath)) {
-      try {
-        unlinkSync(lockPath);
-      } catch (error) {
-        if (!isErrnoException(error, 'ENOENT')) throw error;
+    const stale = abandoned(lockPath);
+    if (stale !== undefined) {
+      // Only the file judged stale: another process may have taken it over and made its own.
+      if (statSync(lockPath, { throwIfNoEntry: false })?.ino === stale) {
+        try {
+          unlinkSync(lockPath);
+        } catch (error) {
+          if (!isErrnoException(error, 'ENOENT')) throw error;
+        }
       }
       continue;
     }

@@ -6,7 +6,7 @@ import { tempDir } from '../../test/helpers.js';
 import { SECRET_RULES_VERSION } from '../safety/secrets.js';
 import { checkedJsonText } from '../core/checked-json.js';
 import { AuditLog, checkAuditLog } from './audit.js';
-import { SECRET_RULES_FILE, purgeForSecretRules } from './purge.js';
+import { SECRET_RULES_FILE, checkSecretRulesMarker, purgeForSecretRules } from './purge.js';
 
 describe('purgeForSecretRules', () => {
   it('cleans what an older version left (audit lines, a bundle quoting a credential, history, the learned table) once per rules version', async () => {
@@ -41,11 +41,20 @@ describe('purgeForSecretRules', () => {
     expect(existsSync(join(dataDir, 'last_bundle.json'))).toBe(true);
     expect(existsSync(join(dataDir, 'history.json'))).toBe(false);
     expect(existsSync(join(dataDir, 'vectors', 'builtin-table.bin'))).toBe(false);
-    expect(readFileSync(join(dataDir, SECRET_RULES_FILE), 'utf8').trim()).toBe(SECRET_RULES_VERSION);
+    expect(JSON.parse(readFileSync(join(dataDir, SECRET_RULES_FILE), 'utf8')).rules).toBe(SECRET_RULES_VERSION);
+    expect(checkSecretRulesMarker(dataDir)).toEqual({ checked: [SECRET_RULES_FILE], problems: [] });
 
     // Done once: data written under the current rules is left alone.
     writeFileSync(join(dataDir, 'history.json'), '{"version":1}');
     expect(await purgeForSecretRules(dataDir)).toEqual([]);
     expect(existsSync(join(dataDir, 'history.json'))).toBe(true);
+
+    // A damaged marker is reported, and makes the next sync clean up again.
+    const marker = readFileSync(join(dataDir, SECRET_RULES_FILE));
+    marker[12] = marker[12]! ^ 0x20;
+    writeFileSync(join(dataDir, SECRET_RULES_FILE), marker);
+    expect(checkSecretRulesMarker(dataDir).problems[0]).toMatch(/^secret-rules\.json is damaged: .*`repodex sync` writes it again/);
+    expect(await purgeForSecretRules(dataDir)).toEqual(['history.json: removed (made under earlier credential rules)']);
+    expect(checkSecretRulesMarker(dataDir).problems).toEqual([]);
   });
 });

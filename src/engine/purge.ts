@@ -1,12 +1,48 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { isErrnoException } from '../core/errors.js';
+import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
+import { errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs-atomic.js';
 import { SECRET_RULES_VERSION, findSecret } from '../safety/secrets.js';
 import { AUDIT_FILE, AUDIT_ROTATED_FILE, redactAuditFile } from './audit.js';
 
-/** The file under `.repodex/` naming the credential rules the data beside it was made under. */
-export const SECRET_RULES_FILE = 'secret-rules';
+/**
+ * The file under `.repodex/` naming the credential rules the data beside it was made under
+ * (checked JSON: a damaged one is reported by `verify` and `status`, and makes the next sync run
+ * the clean-up again, which is harmless).
+ */
+export const SECRET_RULES_FILE = 'secret-rules.json';
+
+/** The rules version the marker records, or undefined when there is none or it is damaged. */
+function recordedRules(dataDir: string): string | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(join(dataDir, SECRET_RULES_FILE));
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+  try {
+    const rules = readCheckedJson(bytes, SECRET_RULES_FILE, 'compact').rules;
+    return typeof rules === 'string' ? rules : undefined;
+  } catch (error) {
+    if (isRepodexError(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The marker's integrity, for `verify` and `status`. */
+export function checkSecretRulesMarker(dataDir: string): { checked: string[]; problems: string[] } {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(join(dataDir, SECRET_RULES_FILE));
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return { checked: [], problems: [] };
+    return { checked: [SECRET_RULES_FILE], problems: [`cannot read ${SECRET_RULES_FILE}: ${errorMessage(error)}`] };
+  }
+  const why = checkJsonBytes(bytes, 'compact');
+  return { checked: [SECRET_RULES_FILE], problems: why === undefined ? [] : [`${SECRET_RULES_FILE} is damaged: ${why}; \`repodex sync\` writes it again (after cleaning .repodex/ once more)`] };
+}
 
 /**
  * Files under `.repodex/` that an older repodex may have filled with credentials its rules let
@@ -22,14 +58,7 @@ export const SECRET_RULES_FILE = 'secret-rules';
  * version when done. Returns what it did, for the build log.
  */
 export async function purgeForSecretRules(dataDir: string): Promise<string[]> {
-  const marker = join(dataDir, SECRET_RULES_FILE);
-  let recorded: string | undefined;
-  try {
-    recorded = readFileSync(marker, 'utf8').trim();
-  } catch (error) {
-    if (!isErrnoException(error, 'ENOENT')) throw error;
-  }
-  if (recorded === SECRET_RULES_VERSION) return [];
+  if (recordedRules(dataDir) === SECRET_RULES_VERSION) return [];
   const done: string[] = [];
   for (const name of [AUDIT_ROTATED_FILE, AUDIT_FILE]) {
     const redacted = redactAuditFile(join(dataDir, name));
@@ -47,7 +76,9 @@ export async function purgeForSecretRules(dataDir: string): Promise<string[]> {
     rmSync(join(dataDir, name), { force: true });
     done.push(`${name}: removed (made under earlier credential rules)`);
   }
-  writeFileAtomic(marker, `${SECRET_RULES_VERSION}\n`, dataDir);
+  writeFileAtomic(join(dataDir, SECRET_RULES_FILE), checkedJsonText({ rules: SECRET_RULES_VERSION }, 'compact'), dataDir);
+  // The marker of the first repodex that kept one, a plain text file.
+  rmSync(join(dataDir, 'secret-rules'), { force: true });
   return done;
 }
 

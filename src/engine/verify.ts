@@ -6,6 +6,7 @@ import type { Embedder } from '../vector/embedder.js';
 import { checkAnalytics } from './analytics.js';
 import { checkAuditLog } from './audit.js';
 import { checkHistory } from './history.js';
+import { checkSecretRulesMarker } from './purge.js';
 
 /** The answer to `verify`. */
 export interface VerifyReport {
@@ -25,8 +26,8 @@ export interface VerifyReport {
 /**
  * Every file under `.repodex/` besides the lexical generation that an answer depends on, checked
  * byte for byte (what `status` and `verify` share): the parse cache, the vector manifest, log and
- * graph, the embedder's own files (the builtin table), history.json, analytics.json and the audit
- * log. Each problem names the file and its fix. `embedder` is the one the config names (its files
+ * graph, the embedder's own files (the builtin table), history.json, analytics.json, the audit
+ * log and the credential rules' marker. Each problem names the file and its fix. `embedder` is the one the config names (its files
  * are checked only when it is in use).
  */
 export async function checkOtherFiles(dataDir: string, store: IndexStore, embedder: Embedder | undefined): Promise<IntegrityReport> {
@@ -37,6 +38,7 @@ export async function checkOtherFiles(dataDir: string, store: IndexStore, embedd
     checkHistory(dataDir),
     checkAnalytics(dataDir),
     checkAuditLog(dataDir),
+    checkSecretRulesMarker(dataDir),
   ];
   return {
     problems: parts.flatMap((part) => part.problems),

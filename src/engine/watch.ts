@@ -149,6 +149,9 @@ export class RepoWatcher {
       { ignore: ignoredFolders(), watchesDir: (rel) => this.watchesDir(rel) },
     );
     this.healthy = true;
+    // The scope the backend consulted while subscribing was loaded before there was a
+    // subscription to poll for: load it again, so its control files are polled from now on.
+    this.scope = undefined;
     this.refreshScope();
   }
 

@@ -64,6 +64,7 @@ const KINDS: readonly { readonly kind: string; readonly pattern: RegExp }[] = [
   { kind: 'vector log', pattern: /^vectors\/[^/]+\/vectors\.bin$/ },
   { kind: 'graph sidecar', pattern: /^vectors\/[^/]+\/graph\.json$/ },
   { kind: 'graph', pattern: /^vectors\/[^/]+\/graph\.usearch$/ },
+  { kind: 'credential rules marker', pattern: /^secret-rules\.json$/ },
 ];
 
 function listFiles(dir: string): string[] {
