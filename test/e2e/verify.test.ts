@@ -49,8 +49,8 @@ describe('verify', () => {
     expect(report.ok).toBe(true);
     const index = readIndex(root);
     // The generation, then every other file an answer depends on (vectors: this repository is too small to embed).
-    expect(report.checked).toEqual(['meta.json', index.meta.manifest.name, ...index.segments.map((segment) => segment.name), 'parse-cache.rpdx', 'audit.jsonl']);
-    expect(cli(root, 'verify').stdout).toMatch(/^index sound: generation \d+, 6 files checked/);
+    expect(report.checked).toEqual(['meta.json', index.meta.manifest.name, ...index.segments.map((segment) => segment.name), 'parse-cache.rpdx', 'audit.jsonl', 'secret-rules.json']);
+    expect(cli(root, 'verify').stdout).toMatch(/^index sound: generation \d+, 7 files checked/);
   });
 
   it('catches a flipped byte in every artifact kind, names the file, and sync repairs it', () => {
