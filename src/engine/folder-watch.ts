@@ -26,7 +26,8 @@ export interface FolderWatchOptions {
  * under it. Symlinks are never followed.
  */
 export class FolderWatch {
-  private readonly watchers = new Map<string, FSWatcher>();
+  /** The watch of each folder, and the inode it was made on: a folder replaced under its name needs a new one. */
+  private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly ino: number }>();
   private closed = false;
 
   constructor(
@@ -61,7 +62,7 @@ export class FolderWatch {
   /** Stop every watch. */
   close(): void {
     this.closed = true;
-    for (const watcher of this.watchers.values()) watcher.close();
+    for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
   }
 
@@ -70,16 +71,17 @@ export class FolderWatch {
     if (this.closed || !this.options.watchesDir(rel)) return;
     const absolute = rel === '' ? this.root : join(this.root, rel);
     if (!this.watchers.has(rel)) {
+      const stat = lstatIfExists(absolute);
+      if (!stat?.isDirectory()) return; // gone (or replaced by a file) since it was listed: its parent's event says so
       let watcher: FSWatcher;
       try {
         watcher = watch(absolute, { persistent: true, encoding: 'utf8' }, (_type, name) => this.receive(rel, name));
       } catch (error) {
-        // Gone (or replaced by a file) since it was listed: its parent's event says so.
         if (isErrnoException(error, 'ENOENT') || isErrnoException(error, 'ENOTDIR')) return;
         throw error;
       }
       watcher.on('error', (error) => this.dropped(rel, error));
-      this.watchers.set(rel, watcher);
+      this.watchers.set(rel, { watcher, ino: stat.ino });
     }
     let entries;
     try {
@@ -104,9 +106,13 @@ export class FolderWatch {
     const absolute = join(this.root, rel);
     const stat = lstatIfExists(absolute);
     if (stat?.isDirectory()) {
-      // A new folder: watch it before reporting, so nothing created in it afterwards is missed
-      // (what was created before the watch is found by the sync this event starts).
-      if (!this.watchers.has(rel)) {
+      // A new folder, or a new one under a watched name (removed and made again, as a branch
+      // switch does with a folder whose files all differ; or another moved over it: the old watch
+      // follows the old inode, or is dead): watch it before reporting, so nothing created in it
+      // afterwards is missed (what was created before the watch is found by the sync this starts).
+      const known = this.watchers.get(rel);
+      if (known && known.ino !== stat.ino) this.forget(rel);
+      if (!known || known.ino !== stat.ino) {
         try {
           this.addTree(rel);
         } catch (error) {
@@ -132,7 +138,7 @@ export class FolderWatch {
   /** Stop watching `rel` and every folder below it. */
   private forget(rel: string): void {
     const prefix = `${rel}/`;
-    for (const [path, watcher] of this.watchers) {
+    for (const [path, { watcher }] of this.watchers) {
       if (path !== rel && !path.startsWith(prefix)) continue;
       watcher.close();
       this.watchers.delete(path);

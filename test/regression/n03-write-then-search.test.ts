@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -135,6 +135,24 @@ describe('write then search at once: never missing while saying dirty:false (N3)
     expect(wrong).toEqual([]);
     expect(dirtyAnswers).toBe(0);
   }, 180_000);
+
+  it('a folder removed and made again under its name (a branch switch does it) is watched again: later writes in it are never missed', async () => {
+    const root = makeRepo({ 'src/seed.ts': 'export const seedValue = 1;\n', 'a/alpha.ts': 'export const alphaValue = 1;\n' });
+    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    const ask = jsonl(root);
+    expect((await ask('alphaValue')).results[0]?.path).toBe('a/alpha.ts');
+    for (let round = 0; round < 3; round++) {
+      // Removed and made again in one go: the watch of the old folder is dead; a new one must take its place.
+      rmSync(join(root, 'a'), { recursive: true });
+      mkdirSync(join(root, 'a'));
+      writeFileSync(join(root, 'a/beta.ts'), `export const betaValue${round} = ${round};\n`);
+      expect((await ask(`betaValue${round}`)).results[0]?.path).toBe('a/beta.ts');
+      // Then a write into the new folder, searched at once.
+      writeFileSync(join(root, `a/later${round}.ts`), `export const laterValue${round} = ${round};\n`);
+      const answer = await ask(`laterValue${round}`);
+      expect(answer.freshness.dirty || answer.results.some((hit) => hit.path === `a/later${round}.ts`), `round ${round}: a/later${round}.ts missing while dirty:false`).toBe(true);
+    }
+  }, 60_000);
 
   it('with automatic indexing off, a change not yet indexed is answered dirty:true with the stale warning', async () => {
     const root = seededRepo();
