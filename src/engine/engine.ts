@@ -530,7 +530,7 @@ export class Engine {
       const mark = this.probe.syncStarting();
       const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, onEvent);
       this.cached = undefined;
-      this.probe.synced(mark);
+      this.probe.synced(mark, summary.generation);
       repairAnalytics(this.paths.dataDir);
       return summary;
     } finally {

@@ -11,8 +11,8 @@ export interface ChangeProbe {
   check(ctx: RepoContext, view: IndexView): Promise<string[]>;
   /** A sync is starting: returns a mark to hand to `synced` once it has committed. */
   syncStarting(): number;
-  /** The sync that started at `mark` committed: changes seen before it are in the index. */
-  synced(mark: number): void;
+  /** The sync that started at `mark` committed `generation`: changes seen before it are in the index. */
+  synced(mark: number, generation: number): void;
   /** True when changes are re-indexed in the background (watch mode): reads then answer at once, with a warning. */
   readonly refreshesInBackground: boolean;
 }

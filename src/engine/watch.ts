@@ -10,7 +10,7 @@ import type { Engine } from './engine.js';
 import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type ChangeProbe, statProbe } from './probe.js';
-import { lstatIfExists } from '../core/stat.js';
+import { lstatIfExists, statIfExists } from '../core/stat.js';
 import { FolderWatch } from './folder-watch.js';
 
 /** The events a watcher backend delivers: the absolute path of something created, changed or removed. */
@@ -125,6 +125,8 @@ export class RepoWatcher {
   private lastError: string | undefined;
   /** Control files polled because the watcher does not see them, by absolute path. */
   private readonly polled = new Map<string, (current: Stats, previous: Stats) => void>();
+  /** The stat each polled control file had when last looked at (undefined: absent). */
+  private readonly polledStats = new Map<string, Stats | undefined>();
   /** Cookies written and not yet seen, by file name. */
   private readonly cookies = new Map<string, () => void>();
   private cookieSeq = 0;
@@ -161,6 +163,7 @@ export class RepoWatcher {
     this.healthy = false;
     for (const [path, listener] of this.polled) unwatchFile(path, listener);
     this.polled.clear();
+    this.polledStats.clear();
     for (const seen of this.cookies.values()) seen();
     await subscription?.unsubscribe();
   }
@@ -236,11 +239,17 @@ export class RepoWatcher {
       if (wanted.has(path)) continue;
       unwatchFile(path, listener);
       this.polled.delete(path);
+      this.polledStats.delete(path);
     }
     for (const path of wanted) {
       if (this.polled.has(path)) continue;
+      this.polledStats.set(path, statIfExists(path));
       const listener = (current: Stats, previous: Stats): void => {
         if (current.size === previous.size && current.mtimeMs === previous.mtimeMs && current.ctimeMs === previous.ctimeMs) return;
+        const seen = this.polledStats.get(path);
+        // Already counted by a request's own look (controlsChanged)?
+        if (seen && seen.size === current.size && seen.mtimeMs === current.mtimeMs && seen.ctimeMs === current.ctimeMs) return;
+        this.polledStats.set(path, current.nlink === 0 && current.mtimeMs === 0 ? undefined : current);
         this.rulesChanged();
         this.count(1);
       };
@@ -248,6 +257,26 @@ export class RepoWatcher {
       watchFile(path, { interval: CONTROL_POLL_MS, persistent: false }, listener);
       this.polled.set(path, listener);
     }
+  }
+
+  /**
+   * True when a control file the watcher cannot see (polled once a second) has changed since it
+   * was last polled: stat-ed now, so a request does not wait for the next poll. Counts the change.
+   */
+  controlsChanged(): boolean {
+    let changed = false;
+    for (const [path, seen] of this.polledStats) {
+      const now = statIfExists(path);
+      const same = now ? seen !== undefined && now.size === seen.size && now.mtimeMs === seen.mtimeMs && now.ctimeMs === seen.ctimeMs : seen === undefined;
+      if (same) continue;
+      this.polledStats.set(path, now);
+      changed = true;
+    }
+    if (changed) {
+      this.rulesChanged();
+      this.count(1);
+    }
+    return changed;
   }
 
   /** True while events are arriving as they should (a backend error turns it off). */
@@ -373,29 +402,35 @@ function processAlive(pid: number): boolean {
  * A probe for servers: a request on an unchanged tree costs no walk. Before answering, it confirms
  * that the watcher has delivered every event up to now (a cookie, see RepoWatcher.syncToNow), so
  * a change made an instant before the request is never missed; with no relevant event since the
- * last sync, the index is fresh. Otherwise stats decide, exactly as `status` does (so the two never
- * disagree): after any relevant event (a change reverted, or one another process's generation
- * already holds, is then settled instead of reported), on the first request (changes made before
- * the watcher started), when the cookie does not come back in time, after a flood of events (the
- * kernel may have dropped some), and whenever the watcher is broken.
+ * generation it answers from was proved to match the tree, that generation is fresh. Otherwise
+ * stats decide, exactly as `status` does (so the two never disagree): after any relevant event
+ * (a change reverted, or one another process's generation already holds, is then settled instead
+ * of reported), when the generation answered from is not the one proved (another process
+ * committed one, or a sync of this process committed while the request was being checked), on the
+ * first request (changes made before the watcher started), when the cookie does not come back in
+ * time, after a flood of events (the kernel may have dropped some), when a control file the
+ * watcher cannot see changed, and whenever the watcher is broken.
  */
 export class WatchProbe implements ChangeProbe {
-  /** True once stats proved the tree matched a generation while the watcher ran. */
-  private verified = false;
+  /** The generation proved to match the tree as of the last settled event (by stats, or by this process's sync). */
+  private provenGeneration: number | undefined;
   /** Set when a WatchLoop re-indexes changes as they happen (`--watch`). */
   refreshesInBackground = false;
 
   constructor(readonly watcher: RepoWatcher) {}
 
   async check(ctx: RepoContext, view: IndexView): Promise<string[]> {
-    const delivered = this.verified && this.watcher.isHealthy && (await this.watcher.syncToNow());
-    if (delivered && !this.watcher.takeFlood() && this.watcher.pending === 0) return [];
+    const proven = this.provenGeneration === view.meta.generation && this.watcher.isHealthy;
+    // In this order: the cookie first, so the pending count and the control files are read after every event up to now.
+    if (proven && (await this.watcher.syncToNow()) && !this.watcher.takeFlood() && !this.watcher.controlsChanged() && this.watcher.pending === 0 && this.provenGeneration === view.meta.generation) {
+      return [];
+    }
     const mark = this.watcher.mark();
     const reasons = await statProbe.check(ctx, view);
     if (reasons.length === 0 && this.watcher.isHealthy) {
       // The tree matched `view` after every event counted so far: they are all in it.
       this.watcher.settle(mark);
-      this.verified = true;
+      this.provenGeneration = view.meta.generation;
     }
     return reasons;
   }
@@ -404,9 +439,9 @@ export class WatchProbe implements ChangeProbe {
     return this.watcher.mark();
   }
 
-  synced(mark: number): void {
+  synced(mark: number, generation: number): void {
     this.watcher.settle(mark);
-    this.verified = this.watcher.isHealthy;
+    this.provenGeneration = this.watcher.isHealthy ? generation : undefined;
   }
 }
 
