@@ -90,9 +90,21 @@ export function secretPart(shape: TokenShape, value: string): string {
  * A private key written one quoted literal per PEM line, as test keys sit in source, in each
  * language's way of joining them. Returns the file text.
  */
-export function pemAsLiterals(language: 'python' | 'js' | 'js-single' | 'go' | 'java' | 'rust' | 'c' | 'csharp', lines: readonly string[]): string {
+export function pemAsLiterals(
+  language: 'python' | 'js' | 'js-single' | 'go' | 'java' | 'rust' | 'c' | 'csharp' | 'ts-template' | 'python-commented' | 'go-raw',
+  lines: readonly string[],
+): string {
   const escaped = lines.map((line) => `${line}\\n`);
+  // The begin marker split in two literals, so no rule reading one literal at a time sees it.
+  const [first = '', ...rest] = escaped;
+  const cut = first.indexOf(' ') + 1;
   switch (language) {
+    case 'ts-template':
+      return `export const TEST_KEY =\n  \`${first.slice(0, cut)}\` + \`${first.slice(cut)}\` +\n${rest.map((line) => `  \`${line}\``).join(' +\n')};\n`;
+    case 'python-commented':
+      return `TEST_KEY = (\n    "${first.slice(0, cut)}"  # split\n    "${first.slice(cut)}"\n${rest.map((line, i) => `    "${line}"${i % 3 === 0 ? '  # key line' : ''}`).join('\n')}\n)\n`;
+    case 'go-raw':
+      return `package keys\n\nconst testKey = \`${first.slice(0, cut)}\` + \`${first.slice(cut).replace(/\\n$/, '')}\n\` +\n\t${rest.map((line) => `\`${line.replace(/\\n$/, '')}\n\``).join(' +\n\t')}\n`;
     case 'python':
       return `TEST_KEY = (\n${escaped.map((line) => `    "${line}"`).join('\n')}\n)\n`;
     case 'js':

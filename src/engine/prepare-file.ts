@@ -5,7 +5,7 @@ import { FEATURE_VERSION } from '../core/version.js';
 import { hasAdapter, isLanguageLoaded, loadLanguages } from '../lang/index.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
-import { SECRET_RULES_VERSION, type SecretFinding, findSecret } from '../safety/secrets.js';
+import { SECRET_RULES_VERSION, secretPathClass, type SecretFinding, findSecret } from '../safety/secrets.js';
 import { splitLines } from '../text/normalize.js';
 
 /** How one file's text was cut: chunk spans, the outline from the same parse, and the fallback taken. */
@@ -23,10 +23,13 @@ export function contentHashOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** The parse-cache key of a content: what decides its chunks and outline (rules, language, chunking params, text). */
-export function parseCacheKey(contentHash: string, language: Language, paramsKey: string): string {
+/**
+ * The parse-cache key of a file's content: what decides its chunks and outline (rules, language,
+ * chunking params, text) and its credential verdict (the rules, and what of its path they read).
+ */
+export function parseCacheKey(contentHash: string, language: Language, paramsKey: string, path: string): string {
   // The secret rules are part of the key: a cached outcome means "scanned clean by these rules".
-  return createHash('sha256').update(`${FEATURE_VERSION}\0${SECRET_RULES_VERSION}\0${language}\0${paramsKey}\0${contentHash}`).digest('hex');
+  return createHash('sha256').update(`${FEATURE_VERSION}\0${SECRET_RULES_VERSION}\0${secretPathClass(path)}\0${language}\0${paramsKey}\0${contentHash}`).digest('hex');
 }
 
 /**

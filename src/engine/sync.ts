@@ -231,7 +231,7 @@ export async function* runSync(
       if (!read.ok) return { candidate, state: read.state, error: read.state === 'unreadable' ? read.reason : undefined, contentHash: NO_CONTENT_HASH, cached: false };
       const language = languageOf(candidate.path);
       const contentHash = contentHashOf(read.text);
-      const key = parseCacheKey(contentHash, language, rules.key);
+      const key = parseCacheKey(contentHash, language, rules.key, candidate.path);
       const hit = cache.get(key);
       if (hit) return { candidate, state: 'indexed', text: read.text, contentHash, outcome: hit, cached: true };
       const outcome = await parser.parse(read.text, language, candidate.path);
@@ -453,7 +453,7 @@ async function liveCacheKeys(store: IndexStore, rulesKey: string): Promise<Set<s
   const catalog = (await store.open()).catalog();
   for (let i = 0; i < catalog.count; i++) {
     const record = catalog.record(i);
-    if (record.state === 'indexed') keys.add(parseCacheKey(record.contentHash, record.language, rulesKey));
+    if (record.state === 'indexed') keys.add(parseCacheKey(record.contentHash, record.language, rulesKey, record.path));
   }
   return keys;
 }

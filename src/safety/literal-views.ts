@@ -4,8 +4,8 @@
  * - string literals joined: a private key written one quoted literal per PEM line (`"…\n" +` in
  *   JS, Java, Go, C#; implicit concatenation in Python and C; `concat!(…)` in Rust; JSON arrays of
  *   lines as notebooks keep them), or a marker split in two (`"-----BEGIN RSA " + "PRIVATE KEY-----"`).
- *   Literals separated only by whitespace, newlines, `+`, `,`, `.`, `\` continuations or `//`
- *   comments are one value, with their escapes decoded (a lone literal with escapes too: a
+ *   Literals ('…', "…", and `…` templates and raw strings) separated only by whitespace,
+ *   newlines, `+`, `,`, `.`, `\` continuations or comments are one value, with their escapes decoded (a lone literal with escapes too: a
  *   notebook keeps its code as JSON strings, quotes escaped). This is a scan for quotes, not a parse:
  *   it needs no grammar, so it covers every language the index reads (and files it does not).
  * - base64 decoded: a key or token encoded once (a Kubernetes Secret's `data:`), when the decoded
@@ -32,13 +32,17 @@ export function originOf(view: DerivedView, offset: number): { start: number; en
   return { start: piece.start, end: piece.end };
 }
 
-// One quoted literal on a line ('…' or "…"), escapes included; `\` before a newline continues it.
+// One quoted literal on a line ('…' or "…"), escapes included; `\` before a newline continues it;
+// or a template or raw string (`…`: JavaScript, TypeScript, Go), which may span lines, with any
+// `${…}` in it left out of its value.
 // Written as "unrolled loops" (runs of plain characters between escapes): twice as fast in V8.
-const LITERAL = /"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"|'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'/g;
+const LITERAL = /"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"|'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'|`[^`\\$]*(?:(?:\\[\s\S]|\$\{[^{}`]*\}|\$(?!\{))[^`\\$]*)*`/g;
+const INTERPOLATION = /\$\{[^{}`]*\}/g;
 // What may stand between two literals of one value: blanks, `+ , .`, line continuations, line
-// comments, and a string prefix before the next quote (Python r/b/f/u, C L/u8).
-// (A comment runs to its line end, so a comment bar `//////` can be read only one way: no backtracking.)
-const JOINER = /^(?:[\s+,.\\]|\/\/[^\n]*\n)*(?:[rRbBuUfF]{1,2}|L|u8)?$/;
+// comments (`//`, `#`), block comments, and a string prefix before the next quote (Python
+// r/b/f/u, C L/u8). (A line comment runs to its line end and a block comment to its first `*/`,
+// so a comment bar `//////` can be read only one way: no backtracking.)
+const JOINER = /^(?:[\s+,.\\]|\/\/[^\n]*\n|#[^\n]*\n|\/\*(?:[^*]|\*(?!\/))*\*\/)*(?:[rRbBuUfF]{1,2}|L|u8)?$/;
 /** Longest gap between two joined literals (indentation and a comment fit; two statements apart do not). */
 const MAX_GAP = 160;
 /** A joined value shorter than this cannot hold a credential the detectors look for. */
@@ -58,7 +62,8 @@ function decodeEscapes(body: string): string {
 
 /**
  * Runs of string literals that form one value, joined and decoded: runs of two or more, and single
- * literals whose escapes decoding changes (a token written `\"hf_…\"` inside a JSON string).
+ * literals whose value differs from their text (a token written `\"hf_…\"` inside a JSON string,
+ * or split by an interpolation in a template).
  */
 export function joinedLiterals(text: string): DerivedView | undefined {
   let out = '';
@@ -85,8 +90,10 @@ export function joinedLiterals(text: string): DerivedView | undefined {
       flush();
       groupStart = start;
     }
-    const body = m[0].slice(1, -1);
-    if (body.includes('\\')) escaped = true;
+    const raw = m[0].slice(1, -1);
+    const body = m[0].startsWith('`') && raw.includes('${') ? raw.replace(INTERPOLATION, '') : raw;
+    // A literal whose value differs from its text (escapes, interpolations left out) is read alone too.
+    if (body.includes('\\') || body.length !== raw.length) escaped = true;
     value += decodeEscapes(body);
     count++;
     lastEnd = start + m[0].length;

@@ -260,6 +260,20 @@ function allowed(rule: Rule, secret: string, match: string, line: () => string, 
 }
 
 /**
+ * What the rules' verdict on a text can depend on in its path: which of the path conditions
+ * (rules for some file names only, allowlists by path) the path meets, as a string of 0s and 1s.
+ * Two files whose paths give the same class get the same verdict for the same text.
+ */
+export function pathClass(path: string): string {
+  let out = '';
+  for (const rule of rules().rules) {
+    if (rule.path) out += rule.path.test(path) ? '1' : '0';
+    for (const allow of rule.allowlists) for (const regex of allow.paths) out += regex.test(path) ? '1' : '0';
+  }
+  return out;
+}
+
+/**
  * The credentials gitleaks' rules find in `text` (a file at `path`, or a string with no path:
  * then rules that apply to some file names only are skipped). Stops at the first one when `first`.
  */

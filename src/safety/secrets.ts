@@ -1,6 +1,6 @@
 import presetPackage from '@secretlint/secretlint-rule-preset-recommend/package.json' with { type: 'json' };
 import { type DerivedView, derivedViews, originOf } from './literal-views.js';
-import { GITLEAKS_VERSION, matchRules } from './rule-set.js';
+import { GITLEAKS_VERSION, matchRules, pathClass } from './rule-set.js';
 
 /**
  * Detecting credentials by content (SPEC §8): a file that holds one is a secret whatever its name,
@@ -34,7 +34,11 @@ export interface SecretFinding {
  */
 export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+gitleaks@${GITLEAKS_VERSION}+repodex-2`;
 
-const KEY_MARKER = String.raw`-----BEGIN ((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----`;
+const KEY_KINDS = String.raw`((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----`;
+const KEY_MARKER = String.raw`-----BEGIN ${KEY_KINDS}`;
+const KEY_END_MARKER = String.raw`-----END ${KEY_KINDS}`;
+/** What may stand between lines of a key written in a literal: quotes, `+`, `,`, blanks, an escaped line end. */
+const KEY_JOIN = String.raw`[ \t'"${'`'},+]*(\r?\n|(\\r)?\\n)[ \t'"${'`'}+]*`;
 
 /** A shape repodex checks itself: a literal anchor searched first (cheap rejection), then the pattern. */
 interface OwnRule {
@@ -59,7 +63,9 @@ interface OwnRule {
  *   an AWS secret access key next to its name, which secretlint finds in files.
  */
 const OWN_RULES: readonly OwnRule[] = [
-  { id: 'repodex/private-key', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`${KEY_MARKER}[ \t'"${'`'},+]*(\r?\n|(\\r)?\\n)[ \t'"${'`'}+]*[A-Za-z0-9+/=]{16,}`, 'g') },
+  { id: 'repodex/private-key', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`${KEY_MARKER}${KEY_JOIN}[A-Za-z0-9+/=]{16,}`, 'g') },
+  // The same key found from its end marker, for when its begin marker is written so no rule sees it.
+  { id: 'repodex/private-key-end', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`[A-Za-z0-9+/=]{16,}${KEY_JOIN}${KEY_END_MARKER}`, 'g') },
   { id: 'repodex/stripe', anchor: 'k_', pattern: /\b[sr]k_(live|test)_[0-9A-Za-z]{20,}\b/g },
   { id: 'repodex/google-api-key', anchor: 'AIza', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
   { id: 'repodex/google-oauth-token', anchor: 'ya29.', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/g },
@@ -175,6 +181,9 @@ function ruleName(rule: string): string {
   return rule.replace(/^@secretlint\/secretlint-rule-/, '').replace(/^repodex\//, '');
 }
 
+/** What `redactSecrets` puts in place of a credential, as a pattern (global): `[REDACTED:rule]`. */
+export const REDACTION_MARKER = /\[REDACTED:[^\]\s]+\]/g;
+
 /**
  * `text` with every credential replaced by `[REDACTED:rule]`, for strings that are kept but are not
  * files: arguments written to the audit log, commit subjects stored in the index. The same rules
@@ -183,7 +192,9 @@ function ruleName(rule: string): string {
  * and a credential found in joined literals or decoded base64 takes its whole source run with it.
  */
 export function redactSecrets(text: string): string {
-  const spans = synchronousMatches(text, undefined, false, true).map((span) => ({ ...span, end: span.rule.endsWith('private-key') ? keyEnd(text, span.end) : tokenEnd(text, span.end) }));
+  const spans = synchronousMatches(text, undefined, false, true).map((span) =>
+    span.rule.endsWith('private-key-end') ? { ...span, start: keyStart(text, span.start) } : { ...span, end: span.rule.endsWith('private-key') ? keyEnd(text, span.end) : tokenEnd(text, span.end) },
+  );
   if (spans.length === 0) return text;
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = '';
@@ -206,12 +217,39 @@ function tokenEnd(text: string, from: number): number {
   return end;
 }
 
-/** Where a private key found up to `from` ends: after its end marker, or at the end of the text. */
+/** Where a private key found from its begin marker up to `from` ends: after its end marker, or at the end of the text. */
 function keyEnd(text: string, from: number): number {
   const end = /-----END[ A-Z0-9_-]{0,100}-----/g;
   end.lastIndex = from;
   const m = end.exec(text);
   return m ? m.index + m[0].length : text.length;
+}
+
+/**
+ * Where a private key found from its end marker starts: the first of the lines of key material
+ * (base64, in or out of quotes) before `from`, or the begin marker's line above them.
+ */
+function keyStart(text: string, from: number): number {
+  let start = text.lastIndexOf('\n', from - 1) + 1;
+  while (start > 0) {
+    const above = text.lastIndexOf('\n', start - 2) + 1;
+    const line = text.slice(above, start - 1);
+    if (/-----BEGIN/.test(line)) return above;
+    if (!/^[\s'"`,+]*[A-Za-z0-9+/=]{16,}(\\r)?(\\n)?[\s'"`,+;]*$/.test(line)) break;
+    start = above;
+  }
+  return start;
+}
+
+/**
+ * What the credential verdict on a file's text can depend on in its path: its extension (secretlint
+ * reads it) and the path conditions of gitleaks' rules. Part of the parse-cache key, since a cache
+ * hit means "scanned clean": content clean as `notes.txt` may not be as `main.tf`.
+ */
+export function secretPathClass(path: string): string {
+  const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
+  const dot = name.lastIndexOf('.');
+  return `${dot > 0 ? name.slice(dot) : ''}|${pathClass(path)}`;
 }
 
 /** A one-line reason for refusing a file that holds a credential (names the rule and line, never the secret). */

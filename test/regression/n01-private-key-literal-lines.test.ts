@@ -4,7 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { keyMaterial, pemAsLiterals, privateKeyLines } from '../credentials.js';
 import { makeRepo, runCli } from '../helpers.js';
 
-const LAYOUTS = { python: 'keys_test.py', js: 'concat_dq.js', 'js-single': 'concat_sq.js', go: 'keys.go', java: 'Keys.java', rust: 'keys.rs', c: 'keys.c' } as const;
+const LAYOUTS = {
+  python: 'keys_test.py',
+  js: 'concat_dq.js',
+  'js-single': 'concat_sq.js',
+  go: 'keys.go',
+  java: 'Keys.java',
+  rust: 'keys.rs',
+  c: 'keys.c',
+  // Also with the begin marker split in two literals: templates, Python with comments, Go raw strings.
+  'ts-template': 'template_key.ts',
+  'python-commented': 'commented_keys.py',
+  'go-raw': 'raw_keys.go',
+} as const;
 
 describe('N1: private keys written one quoted literal per line', () => {
   it('N1: a key written one quoted literal per PEM line ("…\\n" +, implicit concatenation, concat!) is neither indexed nor served, in Python, JS, Go, Java, Rust and C', () => {
