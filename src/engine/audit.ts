@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkJsonBytes, checkedJsonText } from '../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
@@ -62,14 +62,14 @@ export function sanitizeArguments(args: Record<string, unknown>): Record<string,
     if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return value;
     if (Array.isArray(value)) return value.slice(0, 20).map((item) => clean(item, depth + 1));
     if (typeof value === 'object' && depth < 2) {
-      return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, clean(item, depth + 1)]));
+      return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [redactSecrets(key), clean(item, depth + 1)]));
     }
     return typeof value;
   };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
     if (key === 'op' || value === undefined) continue;
-    out[key] = clean(value, 0);
+    out[redactSecrets(key)] = clean(value, 0);
   }
   return out;
 }
@@ -150,49 +150,76 @@ export function checkAuditLog(dataDir: string): { checked: string[]; problems: s
 }
 
 /**
- * Rewrite an audit log with every string in every entry's arguments passed through
- * `redactSecrets` again (after the credential rules grew): changed entries get a new checksum,
- * sound unchanged lines are kept byte for byte, and a line that is not an entry at all (cut by a
- * crash, or damaged) is dropped, since it may hold part of a credential. Under the log's lock, so
- * it never races a rotation. Returns how many lines changed.
+ * Rewrite an audit log with every name and string in every entry passed through `redactSecrets`
+ * again (after the credential rules grew): changed entries get a new checksum, sound unchanged
+ * lines are kept byte for byte, and a line that is not an entry at all (cut by a crash, or
+ * damaged) is dropped, since it may hold part of a credential. Under the log's lock, so it never
+ * races a rotation; lines other processes append meanwhile (appends take no lock) are carried over
+ * to the new file. Returns how many lines changed, or undefined when the lock could not be had.
  */
-export function redactAuditFile(path: string): number {
+export function redactAuditFile(path: string): number | undefined {
   let changed = 0;
-  withFileLock(path, () => {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(path);
-    } catch (error) {
-      if (isErrnoException(error, 'ENOENT')) return;
-      throw error;
-    }
-    const out: string[] = [];
+  const redactLines = (bytes: Buffer): string => {
+    let out = '';
     for (const line of linesOf(bytes)) {
       const entry = decodeLine(line);
       if ('damage' in entry) {
         changed++;
         continue;
       }
-      const args = redactValue(entry.args) as Record<string, unknown>;
-      if (JSON.stringify(args) === JSON.stringify(entry.args)) out.push(line.toString('utf8'));
+      const again = { ...entry, op: redactSecrets(entry.op), ...(entry.tool !== undefined ? { tool: redactSecrets(entry.tool) } : {}), args: redactValue(entry.args) as Record<string, unknown> };
+      if (JSON.stringify(again) === JSON.stringify(entry)) out += `${line.toString('utf8')}\n`;
       else {
         changed++;
-        out.push(checkedJsonText({ ...entry, args }, 'line'));
+        out += `${checkedJsonText(again, 'line')}\n`;
       }
     }
-    if (changed === 0) return;
-    const dir = join(path, '..');
-    writeFileAtomic(path, out.map((line) => `${line}\n`).join(''), dir);
-    chmodSync(path, 0o600); // as the log is created: its queries are the user's
+    return out;
+  };
+  const locked = withFileLock(path, () => {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      if (isErrnoException(error, 'ENOENT')) return;
+      throw error;
+    }
+    try {
+      const read = readFrom(fd, 0);
+      const text = redactLines(read);
+      if (changed === 0) return;
+      const dir = join(path, '..');
+      writeFileAtomic(path, text, dir);
+      chmodSync(path, 0o600); // as the log is created: its queries are the user's
+      // Whole lines appended to the old file between the read and the rename.
+      const late = readFrom(fd, read.length);
+      const whole = late.lastIndexOf(0x0a) + 1;
+      if (whole > 0) appendFileSync(path, redactLines(late.subarray(0, whole)), { mode: 0o600 });
+    } finally {
+      closeSync(fd);
+    }
   });
-  return changed;
+  return locked ? changed : undefined;
+}
+
+/** Everything in an open file from `offset` on. */
+function readFrom(fd: number, offset: number): Buffer {
+  const parts: Buffer[] = [];
+  for (let at = offset; ; ) {
+    const chunk = Buffer.alloc(1 << 16);
+    const got = readSync(fd, chunk, 0, chunk.length, at);
+    if (got === 0) break;
+    parts.push(chunk.subarray(0, got));
+    at += got;
+  }
+  return Buffer.concat(parts);
 }
 
 /** A logged value with every string in it redacted (already cut and bounded when it was logged). */
 function redactValue(value: unknown): unknown {
   if (typeof value === 'string') return redactSecrets(value);
   if (Array.isArray(value)) return value.map(redactValue);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item)]));
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [redactSecrets(key), redactValue(item)]));
   return value;
 }
 

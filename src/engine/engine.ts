@@ -10,6 +10,7 @@ import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
 import { createFileAtomic, writeFileAtomic } from '../core/fs-atomic.js';
 import type { LimitOverrides, Limits } from '../core/limits.js';
 import { hasAdapter } from '../lang/index.js';
+import { REDACTION_MARKER, redactSecrets } from '../safety/secrets.js';
 import { LANGUAGES } from '../scan/language.js';
 import { AuditLog, type AuditReport, MAX_AUDIT_LIMIT } from './audit.js';
 import { readLimitsOf, readRepoFile } from './read-file.js';
@@ -692,8 +693,12 @@ export class Engine {
     const includeTests = options.include_tests === true;
     const bundler = this.options.bundler ?? deterministicBundler;
     const limits = readLimitsOf(ctx);
+    // A task pasted with a credential in it (a log line, a config snippet): the bundle, and
+    // last_bundle.* beside the index, keep it redacted; its searches never look for it (no
+    // credential is indexed), nor for the words of the marker that replaced it.
+    const prompt = redactSecrets(options.prompt);
     const draft = await bundler.build(
-      { prompt: options.prompt, maxFiles, maxLines, includeTests },
+      { prompt: prompt.replace(REDACTION_MARKER, ' '), maxFiles, maxLines, includeTests },
       {
         search: async (q, { topK, excludeTests }) => (await search(view, { q, topK, mode: 'bm25', excludeTests, ranking: this.options.ranking })).hits,
         documentFrequency: async (terms) => (await view.postings(terms)).map((list) => list?.df ?? 0),
@@ -707,7 +712,7 @@ export class Engine {
         },
       },
     );
-    const normalized = options.prompt.trim().replace(/\s+/g, ' ');
+    const normalized = prompt.trim().replace(/\s+/g, ' ');
     const fingerprint = createHash('sha256').update(normalized).digest('hex');
     const budget = { max_files: maxFiles, max_lines: maxLines, include_tests: includeTests };
     // Content-addressed: the same prompt, budget and excerpts give the same id, in any clone.
@@ -715,7 +720,7 @@ export class Engine {
     const report: BundleReport = {
       bundle_id: createHash('sha256').update(identity).digest('hex').slice(0, 16),
       prompt_fingerprint: fingerprint,
-      prompt: options.prompt,
+      prompt,
       strategy: bundler.name,
       budget,
       used: { files: new Set(draft.excerpts.map((excerpt) => excerpt.path)).size, lines: draft.excerpts.reduce((sum, excerpt) => sum + excerpt.lines.length, 0) },

@@ -2,6 +2,7 @@ import { analyze, hasAdapter, loadLanguages } from '../lang/index.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageOf } from '../scan/language.js';
 import type { IndexView } from '../store/backend.js';
+import { FEATURE_VERSION } from '../core/version.js';
 import type { RepoContext } from './context.js';
 import { diskRefusal, readLimitsOf, readRepoFile } from './read-file.js';
 import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
@@ -31,7 +32,9 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
   if (!hasAdapter(language)) {
     return { path: checked.path, blocked: false, error: `no outline for ${language} files`, hint: 'outline supports TypeScript, TSX, JavaScript, Python, Go, Rust, Java, C, C++, C#, Ruby and PHP' };
   }
-  const fileId = view ? view.findFile(checked.path) : -1;
+  // Only an index built with this version's rules answers: one built with others (older credential
+  // rules, say) may hold outlines no longer served.
+  const fileId = view && view.meta.feature_version === FEATURE_VERSION ? view.findFile(checked.path) : -1;
   if (view && fileId >= 0) {
     const record = view.fileRecord(fileId);
     const stat = statIfExists(checked.absolute);

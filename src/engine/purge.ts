@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
 import { errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs-atomic.js';
-import { SECRET_RULES_VERSION, findSecret } from '../safety/secrets.js';
+import { SECRET_RULES_VERSION } from '../safety/secrets.js';
 import { AUDIT_FILE, AUDIT_ROTATED_FILE, redactAuditFile } from './audit.js';
 
 /**
@@ -48,7 +48,7 @@ export function checkSecretRulesMarker(dataDir: string): { checked: string[]; pr
  * Files under `.repodex/` that an older repodex may have filled with credentials its rules let
  * through, and that the index rebuild (FEATURE_VERSION) does not rewrite by itself:
  * - the audit logs: every string in every line's arguments is redacted (`redactSecrets`);
- * - `last_bundle.json` / `.md`: deleted when they hold a credential (a bundle quotes code);
+ * - `last_bundle.json` / `.md`: deleted (a bundle quotes code, perhaps of files now refused);
  * - `history.json`: deleted, rebuilt from git with subjects redacted;
  * - the builtin embedder's table (`vectors/builtin-table.bin`): deleted, so it is learned again
  *   from the chunks the index now holds, without the vocabulary of files now blocked.
@@ -62,14 +62,16 @@ export async function purgeForSecretRules(dataDir: string): Promise<string[]> {
   const done: string[] = [];
   for (const name of [AUDIT_ROTATED_FILE, AUDIT_FILE]) {
     const redacted = redactAuditFile(join(dataDir, name));
+    // The log's lock could not be had: leave the marker unwritten, so the next sync tries again.
+    if (redacted === undefined) return [...done, `${name}: not redacted yet (busy): the next sync tries again`];
     if (redacted > 0) done.push(`${name}: ${redacted} line(s) redacted`);
   }
+  // A bundle quotes code, and may quote files now refused by name (no content rule would tell):
+  // nothing reads it back, so it goes.
   for (const name of ['last_bundle.json', 'last_bundle.md']) {
-    const text = readIfExists(join(dataDir, name));
-    if (text !== undefined && (await findSecret(text, name))) {
-      rmSync(join(dataDir, name), { force: true });
-      done.push(`${name}: removed (it held a credential)`);
-    }
+    if (!existsSync(join(dataDir, name))) continue;
+    rmSync(join(dataDir, name), { force: true });
+    done.push(`${name}: removed (made under earlier credential rules)`);
   }
   for (const name of ['history.json', join('vectors', 'builtin-table.bin')]) {
     if (!existsSync(join(dataDir, name))) continue;
@@ -82,12 +84,3 @@ export async function purgeForSecretRules(dataDir: string): Promise<string[]> {
   return done;
 }
 
-/** The file's text, or undefined when it does not exist. */
-function readIfExists(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    if (isErrnoException(error, 'ENOENT')) return undefined;
-    throw error;
-  }
-}

@@ -98,8 +98,10 @@ const MAX_LINE_PREVIEW_CHARS = 200;
 /** How much of an unreadable line is searched for credentials before it is cut to the preview. */
 const REDACTION_WINDOW_CHARS = 8192;
 
+/** A name a client chose (op, tool, field), as the log keeps it: credentials redacted first, then cut. */
 function boundedName(name: string): string {
-  return name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}…` : name;
+  const redacted = redactSecrets(name);
+  return redacted.length > MAX_NAME_CHARS ? `${redacted.slice(0, MAX_NAME_CHARS)}…` : redacted;
 }
 
 /**
@@ -131,8 +133,10 @@ function wholeCharacters(text: string): string {
  * (when known) and how it began — as text (bytes that are not UTF-8 shown as U+FFFD), at most 200 characters.
  */
 export function recordUnreadable(engine: Engine, frontend: string, problem: string, line: { readonly bytes?: number; readonly head?: Uint8Array | string }): string {
-  // The parser's message quotes the start of the line: that excerpt may be the start of a credential too short to recognise.
-  const args: Record<string, unknown> = { problem: problem.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g, '"…"'), ...(line.bytes !== undefined ? { bytes: line.bytes } : {}) };
+  // The parser's message quotes the line (unescaped, so no pattern can find where the quote
+  // ends): that excerpt may be part of a credential too short to recognise. Keep what kind of
+  // error it was and where, no text of the line.
+  const args: Record<string, unknown> = { problem: withoutExcerpt(problem), ...(line.bytes !== undefined ? { bytes: line.bytes } : {}) };
   if (line.head !== undefined && line.head.length > 0) {
     // More than the preview, so a credential that runs past its end is still recognised and redacted before the cut.
     const text = typeof line.head === 'string' ? line.head.slice(0, REDACTION_WINDOW_CHARS) : lenientUtf8.decode(line.head.subarray(0, 4 * REDACTION_WINDOW_CHARS));
@@ -140,6 +144,17 @@ export function recordUnreadable(engine: Engine, frontend: string, problem: stri
     args.line = redacted.length > MAX_LINE_PREVIEW_CHARS ? `${wholeCharacters(redacted.slice(0, MAX_LINE_PREVIEW_CHARS - 1))}…` : redacted;
   }
   return recordRefused(engine, { frontend }, '', args);
+}
+
+/**
+ * A parser's message without the text of the line it quotes: `invalid JSON: Unexpected token 'g',
+ * "garbage gh"... is not valid JSON` → `invalid JSON: Unexpected token`; a position is kept.
+ */
+function withoutExcerpt(problem: string): string {
+  const quote = problem.search(/["'`]/);
+  if (quote < 0) return problem;
+  const position = / at position (\d+)/.exec(problem.slice(quote));
+  return `${problem.slice(0, quote).replace(/[\s,:]+$/, '')}${position ? ` at position ${position[1]}` : ''}`;
 }
 
 /** One audit-log line for a call: who called (front end, tool name), with the arguments sanitized. */
@@ -152,8 +167,8 @@ function recordCall(
     time: call.time,
     request_id: call.request_id,
     frontend: context.frontend,
-    op: call.op,
-    ...(context.tool ? { tool: context.tool } : {}),
+    op: boundedName(call.op),
+    ...(context.tool ? { tool: boundedName(context.tool) } : {}),
     args: sanitizeArguments(call.args),
     outcome: call.outcome,
     blocked: call.blocked,

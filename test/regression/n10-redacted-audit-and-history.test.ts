@@ -30,6 +30,27 @@ describe('N10: credentials in query text and commit subjects', () => {
     }
   });
 
+  it('N10: a credential in a bundle prompt, an op name, a tool name or a field name is stored nowhere under .repodex/', async () => {
+    const root = makeRepo({ 'src/login.ts': 'export function login(user: string): boolean {\n  return user.length > 0;\n}\n' });
+    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    const tokens = Array.from({ length: 4 }, () => TOKEN_SHAPES.gitlab());
+    const bundle = runCli(['bundle', `fix login failing with token ${tokens[0]} for the admin user`, '--json', '--root', root]);
+    expect(bundle.code, bundle.stderr).toBe(0);
+    expect(bundle.json<{ prompt: string }>().prompt).toContain('[REDACTED:');
+    const lines = [JSON.stringify({ op: tokens[1] }), JSON.stringify({ op: 'search', q: 'login', [tokens[2]!]: 1 }), JSON.stringify({ [tokens[3]!]: 1 })];
+    runCli(['serve', '--stdio', '--root', root], { input: `${lines.join('\n')}\n` });
+    const dataDir = join(root, '.repodex');
+    for (const name of readdirSync(dataDir, { recursive: true }) as string[]) {
+      let bytes: string;
+      try {
+        bytes = readFileSync(join(dataDir, name), 'latin1');
+      } catch {
+        continue; // a folder
+      }
+      for (const token of tokens) expect(bytes.includes(token) || bytes.toLowerCase().includes(token.toLowerCase()), `${name} holds ${token.slice(0, 6)}…`).toBe(false);
+    }
+  });
+
   it('N10: a credential in a line that is no request at all (quoted by the parser, or running past the preview) is not logged either', () => {
     const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n' });
     expect(runCli(['sync', '--root', root]).code).toBe(0);
