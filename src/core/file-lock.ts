@@ -12,13 +12,15 @@ const STALE_MS = 10_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * The inode of the lock file when the process it names is gone (or it cannot be read as one and is
- * old), else undefined: taking it over removes that file only, never one another process has
- * created since.
+ * The identity (inode and change time) of the lock file when the process it names is gone (or it
+ * cannot be read as one and is old), else undefined: taking it over removes that file only, never
+ * one another process has created since.
  */
-function abandoned(lockPath: string): number | undefined {
-  const stat = statSync(lockPath, { throwIfNoEntry: false });
+function abandoned(lockPath: string): string | undefined {
+  const stat = statSync(lockPath, { throwIfNoEntry: false, bigint: true });
   if (!stat) return undefined;
+  // Inode and change time to the nanosecond: a new lock file may reuse the inode just freed.
+  const identity = `${stat.ino}:${stat.ctimeNs}`;
   let text: string;
   try {
     text = readFileSync(lockPath, 'utf8');
@@ -31,10 +33,16 @@ function abandoned(lockPath: string): number | undefined {
     try {
       process.kill(pid, 0);
     } catch (error) {
-      if (!isErrnoException(error, 'EPERM')) return stat.ino; // ESRCH: no such process
+      if (!isErrnoException(error, 'EPERM')) return identity; // ESRCH: no such process
     }
   }
-  return Date.now() - stat.mtimeMs > STALE_MS ? stat.ino : undefined;
+  return Date.now() - Number(stat.mtimeMs) > STALE_MS ? identity : undefined;
+}
+
+/** The identity `abandoned` compares, of the lock file there now. */
+function identityOf(lockPath: string): string | undefined {
+  const stat = statSync(lockPath, { throwIfNoEntry: false, bigint: true });
+  return stat ? `${stat.ino}:${stat.ctimeNs}` : undefined;
 }
 
 /**
@@ -71,7 +79,7 @@ export function withFileLock(path: string, update: () => void): boolean {
     const stale = abandoned(lockPath);
     if (stale !== undefined) {
       // Only the file judged stale: another process may have taken it over and made its own.
-      if (statSync(lockPath, { throwIfNoEntry: false })?.ino === stale) {
+      if (identityOf(lockPath) === stale) {
         try {
           unlinkSync(lockPath);
         } catch (error) {

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { crc32 } from '../../core/crc32.js';
-import { isErrnoException } from '../../core/errors.js';
+import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { fsyncDir, writeFileDurable } from '../../core/fs-atomic.js';
 import { crashPoint } from '../../core/crash.js';
 import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
@@ -169,7 +169,7 @@ function readOrEmpty(path: string): Buffer {
     return readFileSync(path);
   } catch (error) {
     if (isErrnoException(error, 'ENOENT')) return Buffer.alloc(0);
-    throw error;
+    throw new RepodexError('INDEX_CORRUPT', `cannot read ${NAME}: ${errorMessage(error)}; remove it (a sync makes a new one)`, { selfContained: true });
   }
 }
 
@@ -179,7 +179,13 @@ function readOrEmpty(path: string): Buffer {
  * aside: notes, not damage. The next sync repairs all of them (FsParseCache.repair).
  */
 export function verifyParseCache(path: string): { problems: string[]; notes: string[] } {
-  const found = scanFile(path);
+  let found: Scan | undefined;
+  try {
+    found = scanFile(path);
+  } catch (error) {
+    // Not a file one can read (a folder in its place, no permission): damage to report, not a crash.
+    return { problems: [`cannot read ${NAME}: ${errorMessage(error)}; remove it (a sync makes a new one)`], notes: [] };
+  }
   if (!found) return { problems: [], notes: [] };
   if (found.discarded) return { problems: [], notes: [`${NAME} was ${found.discarded}: the next sync discards it`] };
   if (!found.damage) return { problems: [], notes: [] };
