@@ -126,8 +126,9 @@ describe('repodex watch', () => {
     for (let i = 0; i < 400; i++) files[`src/m${i}.ts`] = `export function handler${i}(input: number): number {\n${'  input += 1;\n'.repeat(40)}  return input;\n}\n`;
     const root = makeRepo(files);
     const w = watch(root, 100);
-    // Stop it while its first (full) sync is still running.
-    await quiet(400);
+    // Stop it while its first (full) sync is still running: once it holds the writer lock, its
+    // signal handlers are in place (a fixed delay raced the process's start on a loaded machine).
+    await w.until(() => existsSync(join(root, '.repodex/lock')), 30_000, 'the first sync to take the lock');
     w.kill(signal);
     const exit = await w.exited;
     expect(exit, w.stderr).toEqual({ code: 0, signal: null });
