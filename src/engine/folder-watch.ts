@@ -1,5 +1,5 @@
-import { type FSWatcher, readdirSync, watch } from 'node:fs';
-import { join } from 'node:path';
+import { type FSWatcher, lstatSync, readdirSync, watch } from 'node:fs';
+import { basename, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { lstatIfExists } from '../core/stat.js';
 
@@ -26,8 +26,11 @@ export interface FolderWatchOptions {
  * under it. Symlinks are never followed.
  */
 export class FolderWatch {
-  /** The watch of each folder, and the inode it was made on: a folder replaced under its name needs a new one. */
-  private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly ino: number }>();
+  /**
+   * The watch of each folder, and the folder it was made on (inode and birth time: a folder made
+   * again under its name usually gets the inode just freed): a folder replaced needs a new watch.
+   */
+  private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly identity: string }>();
   private closed = false;
 
   constructor(
@@ -71,8 +74,8 @@ export class FolderWatch {
     if (this.closed || !this.options.watchesDir(rel)) return;
     const absolute = rel === '' ? this.root : join(this.root, rel);
     if (!this.watchers.has(rel)) {
-      const stat = lstatIfExists(absolute);
-      if (!stat?.isDirectory()) return; // gone (or replaced by a file) since it was listed: its parent's event says so
+      const identity = folderIdentity(absolute);
+      if (identity === undefined) return; // gone (or replaced by a file) since it was listed: its parent's event says so
       let watcher: FSWatcher;
       try {
         watcher = watch(absolute, { persistent: true, encoding: 'utf8' }, (_type, name) => this.receive(rel, name));
@@ -81,7 +84,7 @@ export class FolderWatch {
         throw error;
       }
       watcher.on('error', (error) => this.dropped(rel, error));
-      this.watchers.set(rel, { watcher, ino: stat.ino });
+      this.watchers.set(rel, { watcher, identity });
     }
     let entries;
     try {
@@ -105,24 +108,34 @@ export class FolderWatch {
     const rel = dir === '' ? name : `${dir}/${name}`;
     const absolute = join(this.root, rel);
     const stat = lstatIfExists(absolute);
+    if (!stat && dir !== '' && name === basename(dir)) {
+      // The system names the watched folder itself when it is removed or moved away: whatever is
+      // under its name now (nothing, or a folder made again) needs a watch of its own.
+      this.rewatch(dir);
+      this.options.onEvent({ path: join(this.root, dir) });
+      return;
+    }
     if (stat?.isDirectory()) {
       // A new folder, or a new one under a watched name (removed and made again, as a branch
       // switch does with a folder whose files all differ; or another moved over it: the old watch
       // follows the old inode, or is dead): watch it before reporting, so nothing created in it
       // afterwards is missed (what was created before the watch is found by the sync this starts).
       const known = this.watchers.get(rel);
-      if (known && known.ino !== stat.ino) this.forget(rel);
-      if (!known || known.ino !== stat.ino) {
-        try {
-          this.addTree(rel);
-        } catch (error) {
-          this.options.onError(unavailable(this.root, error));
-        }
-      }
+      if (!known || known.identity !== folderIdentity(absolute)) this.rewatch(rel);
     } else if (this.watchers.has(rel)) {
       this.forget(rel); // a watched folder removed, renamed away or replaced by a file
     }
     this.options.onEvent({ path: absolute });
+  }
+
+  /** Drop the watches of `rel` and below, and watch what is there now (if anything). */
+  private rewatch(rel: string): void {
+    this.forget(rel);
+    try {
+      this.addTree(rel);
+    } catch (error) {
+      this.options.onError(unavailable(this.root, error));
+    }
   }
 
   /** A watch that failed: its folder is gone (dropped quietly) or watching broke (reported). */
@@ -144,6 +157,18 @@ export class FolderWatch {
       this.watchers.delete(path);
     }
   }
+}
+
+/** What tells one folder from another made later under the same name, or undefined when `absolute` is no folder. */
+function folderIdentity(absolute: string): string | undefined {
+  let stat;
+  try {
+    stat = lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+  } catch (error) {
+    if (isErrnoException(error, 'ENOTDIR')) return undefined;
+    throw error;
+  }
+  return stat?.isDirectory() ? `${stat.ino}:${stat.birthtimeNs}` : undefined;
 }
 
 function unavailable(root: string, error: unknown): RepodexError {
