@@ -97,6 +97,8 @@ describe('concurrent writers on one repository', () => {
       next++;
       await new Promise((resolve) => setTimeout(resolve, Math.floor(rng() * 40)));
     }
+    // What the run did, for the record (docs/benchmarks.md quotes the 120 s run).
+    console.info(`concurrent writers: ${next - 1000} steps in ${SECONDS} s: ${searches} searches, ${syncs} CLI syncs, ${readdirSync(join(root, 'src'), { recursive: true }).length} paths under src/`);
     for (const watcher of watchers) watcher.child.kill('SIGINT');
     server.child.stdin.end();
     const exits = await Promise.all([...watchers.map((watcher) => watcher.exited), server.exited]);
