@@ -67,6 +67,16 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
   };
 }
 
+/** Six topics of six words each: files about one topic each give the builtin embedder something to learn. */
+export const TOPICS = [
+  ['upload', 'resume', 'chunk', 'offset', 'partial', 'transfer'],
+  ['cookie', 'session', 'expires', 'domain', 'httponly', 'secure'],
+  ['retry', 'backoff', 'attempt', 'delay', 'jitter', 'giveup'],
+  ['parser', 'token', 'grammar', 'syntax', 'lexer', 'ast'],
+  ['cache', 'evict', 'lru', 'capacity', 'stale', 'hit'],
+  ['render', 'template', 'layout', 'widget', 'paint', 'frame'],
+];
+
 /** A seeded PRNG, so generated trees and random delays are the same on every run. */
 export const prng = mulberry32;
 

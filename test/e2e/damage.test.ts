@@ -6,7 +6,7 @@ import { createEngine } from '../../src/compose.js';
 import { isRepodexError } from '../../src/core/errors.js';
 import type { SearchReport } from '../../src/engine/engine.js';
 import { AnnGraph } from '../../src/vector/ann-graph.js';
-import { makeRepo, prng, runCli, tempDir } from '../helpers.js';
+import { TOPICS, makeRepo, prng, runCli, tempDir } from '../helpers.js';
 
 // Byte flips in every kind of file under .repodex/: `verify` finds every one and names the file,
 // `status` reports it as damage (never by failing), no search answers from the damaged file (it
@@ -19,15 +19,6 @@ const QUERIES = ['continue a partial transfer', 'evict the stale lru entry'] as 
 const MODES = ['bm25', 'vector', 'hybrid'] as const;
 /** The kinds a vector search reads: damage in them shows in its warnings. */
 const SEMANTIC_KINDS = new Set(['builtin table', 'vector log', 'graph sidecar', 'graph']);
-
-const TOPICS = [
-  ['upload', 'resume', 'chunk', 'offset', 'partial', 'transfer'],
-  ['cookie', 'session', 'expires', 'domain', 'httponly', 'secure'],
-  ['retry', 'backoff', 'attempt', 'delay', 'jitter', 'giveup'],
-  ['parser', 'token', 'grammar', 'syntax', 'lexer', 'ast'],
-  ['cache', 'evict', 'lru', 'capacity', 'stale', 'hit'],
-  ['render', 'template', 'layout', 'widget', 'paint', 'frame'],
-];
 
 /** 72 one-topic files (enough chunks for the builtin embedder to learn from), and copies of four of them: identical chunks. */
 function files(): Record<string, string> {

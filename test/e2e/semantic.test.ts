@@ -6,16 +6,7 @@ import { checkedJsonText } from '../../src/core/checked-json.js';
 import { AnnGraph } from '../../src/vector/ann-graph.js';
 import { startFakeEmbeddingServer } from '../../src/vector/providers/fake-openai-server.js';
 import { writeTinyOnnxModel } from '../../src/vector/providers/tiny-onnx-model.js';
-import { makeRepo, runCli, tempDir } from '../helpers.js';
-
-const TOPICS = [
-  ['upload', 'resume', 'chunk', 'offset', 'partial', 'transfer'],
-  ['cookie', 'session', 'expires', 'domain', 'httponly', 'secure'],
-  ['retry', 'backoff', 'attempt', 'delay', 'jitter', 'giveup'],
-  ['parser', 'token', 'grammar', 'syntax', 'lexer', 'ast'],
-  ['cache', 'evict', 'lru', 'capacity', 'stale', 'hit'],
-  ['render', 'template', 'layout', 'widget', 'paint', 'frame'],
-];
+import { TOPICS, makeRepo, runCli, tempDir } from '../helpers.js';
 
 /** A repository of 72 small files (one chunk each), each about one topic: enough chunks for the builtin embedder to learn from. */
 function topicRepo(): string {

@@ -1,21 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeRepo } from '../helpers.js';
+import { TOPICS, makeRepo } from '../helpers.js';
 
 /**
- * Shared by the damage regression tests: a repository the builtin embedder can learn from (72
- * small one-topic files, two functions each: enough chunks), optionally with identical copies.
+ * Shared by the damage regression tests: a new repository the builtin embedder can learn from (72
+ * small one-topic files, two functions each: enough chunks), plus `copies` identical copies of the
+ * first file (repeated chunks).
  */
-const TOPICS = [
-  ['upload', 'resume', 'chunk', 'offset', 'partial', 'transfer'],
-  ['cookie', 'session', 'expires', 'domain', 'httponly', 'secure'],
-  ['retry', 'backoff', 'attempt', 'delay', 'jitter', 'giveup'],
-  ['parser', 'token', 'grammar', 'syntax', 'lexer', 'ast'],
-  ['cache', 'evict', 'lru', 'capacity', 'stale', 'hit'],
-  ['render', 'template', 'layout', 'widget', 'paint', 'frame'],
-];
-
-/** A new repository of topic files, plus `copies` identical copies of the first file (repeated chunks). */
 export function topicRepo(copies = 0): string {
   const files: Record<string, string> = {};
   for (let f = 0; f < 72; f++) {
