@@ -200,7 +200,7 @@ export async function* runSync(
     let previousChunks = 0;
     if (base) {
       if (incremental) {
-        for (const path of changes.removed) writer.remove(path);
+        for (const path of changes.removed) await writer.remove(path);
         for (const path of touched) previousChunks += chunkCountOf(base, path);
       } else {
         previousChunks = base.stats.chunkCount;
@@ -253,7 +253,7 @@ export async function* runSync(
       if (prepared.state !== 'indexed' || !prepared.outcome || prepared.text === undefined) {
         skipped[prepared.state] = (skipped[prepared.state] ?? 0) + 1;
         if (prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
-        writer.add({ record, chunks: [], symbols: [], fallback: 'no-adapter' });
+        await writer.add({ record, chunks: [], symbols: [], fallback: 'no-adapter' });
         continue;
       }
       if (prepared.cached) cachedFiles++;
@@ -265,13 +265,13 @@ export async function* runSync(
       const file = await buildFile(record, prepared.text, outcome, rules.key, base, allocator, historyTerms(history?.files.get(candidate.path)));
       created += file.created;
       matched += file.matched;
-      writer.add(file.file);
+      await writer.add(file.file);
     }
     // Every parse is done: stop the workers (their isolates, grammars and parse memory) before
     // the segment is encoded, so the two peaks do not add up.
     await parser.close();
     yield { type: 'write' };
-    writer.setTree(changes.tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
+    await writer.setTree(changes.tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
     const durationMs = Math.round(performance.now() - started);
     const result = await writer.commit({
       config_hash: ctx.loaded.hash,

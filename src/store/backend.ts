@@ -213,11 +213,14 @@ export interface CommitResult {
  */
 export interface GenerationWriter {
   /** Drop a file the base generation holds (deleted, or about to be replaced by `add`). */
-  remove(path: string): void;
-  /** Add a file (its chunks' text is indexed here); files come in increasing path order. */
-  add(file: NewFile): void;
+  remove(path: string): Promise<void>;
+  /**
+   * Add a file (its chunks' text is indexed here); files come in increasing path order. A store
+   * may write as files come (a database streams rows) or buffer until `commit`.
+   */
+  add(file: NewFile): Promise<void>;
   /** The walk behind this generation, and (when known) the paths git saw dirty. */
-  setTree(tree: Tree, gitDirty: readonly string[] | null): void;
+  setTree(tree: Tree, gitDirty: readonly string[] | null): Promise<void>;
   commit(draft: MetaDraft): Promise<CommitResult>;
   abort(): Promise<void>;
 }

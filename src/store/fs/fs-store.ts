@@ -501,16 +501,16 @@ class FsGenerationWriter implements GenerationWriter {
     private readonly base: FsIndexView | undefined,
   ) {}
 
-  remove(path: string): void {
+  async remove(path: string): Promise<void> {
     this.removed.add(path);
   }
 
-  add(file: NewFile): void {
+  async add(file: NewFile): Promise<void> {
     if (this.base && this.base.findFile(file.record.path) >= 0) this.removed.add(file.record.path);
     this.builder.addFile(file);
   }
 
-  setTree(tree: Tree, gitDirty: readonly string[] | null): void {
+  async setTree(tree: Tree, gitDirty: readonly string[] | null): Promise<void> {
     this.tree = tree;
     this.gitDirty = gitDirty;
   }
