@@ -18,7 +18,7 @@ import path from 'node:path';
 import { createStore } from '../src/compose.ts';
 import { identityKey } from '../src/store/fs/fs-vectors.ts';
 import { ANN_SETTINGS, AnnGraph } from '../src/vector/ann-graph.ts';
-import { DocVectors } from '../src/vector/doc-vectors.ts';
+import { DocVectors } from '../src/store/fs/doc-vectors.ts';
 import { BuiltinEmbedder } from '../src/vector/providers/builtin.ts';
 
 const argv = process.argv.slice(2);
@@ -59,7 +59,7 @@ const exact = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, undefine
 let exactMs = 0;
 const truth = queries.map((q) => {
   const t = performance.now();
-  const found = exact.nearest(q, 10);
+  const found = exact.nearestNow(q, 10);
   exactMs += performance.now() - t;
   return found;
 });
@@ -103,7 +103,7 @@ if (argv.includes('--grid')) {
         const settings = { ...build, expansionSearch, quantization };
         const viewed = AnnGraph.open(file, embedder.dim, 'view', settings);
         const ann = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, viewed, 0) : DocVectors.build(view, set, viewed, 0);
-        const { recall, ms } = measure((q) => ann.nearest(q, 10));
+        const { recall, ms } = measure((q) => ann.nearestNow(q, 10));
         console.log(`| HNSW ${describe(settings)} | ${recall.toFixed(3)} | ${ms.toFixed(2)} | ${buildS.toFixed(1)} s | ${(size / 1e6).toFixed(0)} MB |`);
       }
     }
@@ -128,7 +128,7 @@ if (argv.includes('--grid')) {
     }
   }
   const ann = synthetic > 0 ? DocVectors.fromRows(embedder.dim, matrix, graph, 0) : DocVectors.build(view, set, graph, 0);
-  const { recall, ms } = measure((q) => ann.nearest(q, 10));
+  const { recall, ms } = measure((q) => ann.nearestNow(q, 10));
   const saved = statSync(path.join(root, '.repodex', 'vectors', identityKey(embedder), 'graph.usearch'), { throwIfNoEntry: false });
   const size = saved ? `${(saved.size / 1e6).toFixed(0)} MB` : '';
   console.log(`| HNSW ${describe(ANN_SETTINGS)} | ${recall.toFixed(3)} | ${ms.toFixed(2)} | ${buildNote} | ${size} |`);

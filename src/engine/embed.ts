@@ -6,8 +6,7 @@ import { readGitHead } from '../core/git.js';
 import { DEAD_DOC, type IndexStore, type IndexView, type VectorManifest } from '../store/backend.js';
 import { decodeSource } from '../scan/read-source.js';
 import { splitLines } from '../text/normalize.js';
-import { ANN_FROM } from '../vector/doc-vectors.js';
-import { type Embedder, isLearning } from '../vector/embedder.js';
+import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { MIN_TRAINING_CHUNKS } from '../vector/learn.js';
 import type { RepoContext } from './context.js';
 import type { SyncEvent } from './sync.js';
@@ -91,13 +90,13 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       }
     }
     const vectors = store.vectors(embedder);
-    let set = await vectors.load();
+    let set = await vectors.holdings();
     const missing: number[] = [];
     const wanted = new Set<string>();
     let reused = 0;
     for (const doc of docs) {
       const hash = hashes.subarray(doc * 32, doc * 32 + 32);
-      if (set.find(hash) >= 0) {
+      if (set.has(hash)) {
         reused++;
         continue;
       }
@@ -135,34 +134,33 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
         yield { type: 'embed', done: embedded, total: missing.length };
       }
       await vectors.append(pending.hashes, pending.vectors);
-      set = await vectors.load();
+      set = await vectors.holdings();
     }
     // Mostly dead records (files deleted or rewritten many times): keep only what the index uses.
     if (set.count > 1024 && set.count > 2 * docs.length) {
       const liveKeys = new Set<string>();
       for (const doc of docs) liveKeys.add(Buffer.from(hashes.buffer, hashes.byteOffset + doc * 32, 32).toString('latin1'));
       await vectors.compact((hash) => liveKeys.has(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')));
-      set = await vectors.load();
+      set = await vectors.holdings();
     }
     let graph = '';
-    if (set.count >= (ctx.loaded.config.embeddings.ann_from ?? ANN_FROM)) {
-      // Large indexes search a saved HNSW graph: extend it by this run's records (or build it).
-      const steps = vectors.updateGraph(set);
-      for (let step = await steps.next(); ; step = await steps.next()) {
-        if (step.done) {
-          graph = step.value ? `, graph over ${set.count} vectors` : ', no graph (usearch does not load here: searches scan)';
-          break;
-        }
-        yield { type: 'graph', ...step.value };
-        // Not after the last batch: the graph is whole then, and saving it costs little.
-        if (options.signal?.aborted && step.value.done < step.value.total) throw new RepodexError('ABORTED');
+    // Large indexes search an approximate index (the file store's saved HNSW graph): extend it by this run's vectors (or build it).
+    const steps = vectors.updateIndex({ annFrom: ctx.loaded.config.embeddings.ann_from ?? ANN_FROM });
+    for (let step = await steps.next(); ; step = await steps.next()) {
+      if (step.done) {
+        const outcome = step.value;
+        graph = outcome.kind === 'current' ? `, graph over ${outcome.vectors} vectors` : outcome.kind === 'unavailable' ? ', no graph (usearch does not load here: searches scan)' : '';
+        break;
       }
+      yield { type: 'graph', ...step.value };
+      // Not after the last batch: the graph is whole then, and saving it costs little.
+      if (options.signal?.aborted && step.value.done < step.value.total) throw new RepodexError('ABORTED');
     }
     // Vectors made with a table since relearned can never be used again: free their space.
     const dropped = isLearning(embedder) ? await store.dropOtherVectors(embedder) : 0;
     let covered = 0;
-    for (const doc of docs) if (set.find(hashes.subarray(doc * 32, doc * 32 + 32)) >= 0) covered++;
-    await writeManifest(ctx, store, view, embedder, { covered, records: set.count }, vectors.stamp());
+    for (const doc of docs) if (set.has(hashes.subarray(doc * 32, doc * 32 + 32))) covered++;
+    await writeManifest(ctx, store, view, embedder, { covered, records: set.count }, await vectors.stamp());
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
     appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
     return result;

@@ -21,11 +21,10 @@ import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
 import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../search/search.js';
-import { ANN_FROM, DocVectors } from '../vector/doc-vectors.js';
-import { type Embedder, isLearning } from '../vector/embedder.js';
+import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics, readAnalytics, repairAnalytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
-import type { IndexStore, IndexView } from '../store/backend.js';
+import type { ChunkVectors, IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FileList, listFiles } from './files.js';
@@ -176,7 +175,7 @@ export class Engine {
   /** The embedder of the current config, made once per distinct `embeddings` setting. */
   private embedderMemo: { key: string; embedder: Promise<Embedder | undefined> } | undefined;
   /** The packed vectors of the loaded generation, for `vector` and `hybrid`. */
-  private vectorsMemo: { view: IndexView; stamp: string; model: string; annFrom: number; vectors: DocVectors; damage: string[] } | undefined;
+  private vectorsMemo: { view: IndexView; stamp: string; model: string; annFrom: number; vectors: ChunkVectors; damage: string[] } | undefined;
   /** The background embedding run (servers), and whether another was asked for while it ran. */
   private embedding: Promise<void> | undefined;
   private embedAgain = false;
@@ -249,19 +248,18 @@ export class Engine {
    * searches and status alike, and what is damaged in the files they come from (left out: a
    * damaged log's records from the damage on, a damaged graph).
    */
-  private async docVectors(view: IndexView, embedder: Embedder): Promise<{ vectors: DocVectors; damage: string[] }> {
+  private async docVectors(view: IndexView, embedder: Embedder): Promise<{ vectors: ChunkVectors; damage: string[] }> {
     const store = this.store.vectors(embedder);
-    const stamp = store.stamp();
+    const stamp = await store.stamp();
     const annFrom = this.context().loaded.config.embeddings.ann_from ?? ANN_FROM;
     const memo = this.vectorsMemo;
     if (memo && memo.view === view && memo.stamp === stamp && memo.model === embedder.model && memo.annFrom === annFrom) return memo;
-    const set = await store.load();
-    // The saved graph is opened (memory-mapped) only where it is used; below the threshold search scans.
-    const graph = set.count >= annFrom ? store.graph(set) : undefined;
-    const damage = set.damage ? [`${set.damage}: vector search uses the vectors before it, the rest rank by bm25 only; \`repodex sync\` repairs it`] : [];
-    const graphDamage = set.count >= annFrom && !graph ? store.graphDamage() : undefined;
-    if (graphDamage) damage.push(`${graphDamage}: searched every vector instead; \`repodex sync\` rebuilds it`);
-    const vectors = DocVectors.build(view, set, graph, annFrom);
+    const vectors = await store.searcher(view, { annFrom });
+    const damage = vectors.damage.map(({ what, effect }) =>
+      effect === 'partial'
+        ? `${what}: vector search uses the vectors before it, the rest rank by bm25 only; \`repodex sync\` repairs it`
+        : `${what}: searched every vector instead; \`repodex sync\` rebuilds it`,
+    );
     this.vectorsMemo = { view, stamp, model: embedder.model, annFrom, vectors, damage };
     return this.vectorsMemo;
   }
@@ -300,7 +298,7 @@ export class Engine {
     const described =
       manifest.generation === view.meta.generation &&
       manifest.vectors_stamp !== undefined &&
-      manifest.vectors_stamp === this.store.vectors(embedder).stamp() &&
+      manifest.vectors_stamp === (await this.store.vectors(embedder).stamp()) &&
       manifest.counts.chunks === view.stats.chunkCount &&
       manifest.counts.vectors < annFrom;
     if (described) {
@@ -315,7 +313,7 @@ export class Engine {
         search: manifest.counts.vectors === 0 ? null : 'exact',
       };
     }
-    let vectors: DocVectors;
+    let vectors: ChunkVectors;
     try {
       ({ vectors } = await this.docVectors(view, embedder));
     } catch (error) {
@@ -481,7 +479,7 @@ export class Engine {
       warnings.push(`${embedder.damage}; answered with bm25`);
       return undefined;
     }
-    let packed: { vectors: DocVectors; damage: string[] };
+    let packed: { vectors: ChunkVectors; damage: string[] };
     try {
       packed = await this.docVectors(view, embedder);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { RepodexError } from '../core/errors.js';
 import type { PostingList } from '../index/model.js';
-import type { IndexView } from '../store/backend.js';
+import type { ChunkVectors, IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { tokenize, wordForms } from '../text/tokenizer.js';
 import { GENERATED_MARK, HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from '../index/fields.js';
@@ -11,7 +11,6 @@ import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
 import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
 import { selectTop } from './select.js';
 import type { QueryWords } from './snippet.js';
-import type { DocVectors } from '../vector/doc-vectors.js';
 
 /** Result caps from seed 000: 20 results by default and at most, at most 2 per file. */
 export const DEFAULT_TOP_K = 20;
@@ -33,7 +32,7 @@ export const SEARCH_MODES: readonly SearchMode[] = ['bm25', 'idf', 'vector', 'hy
 
 /** What `vector` and `hybrid` need: the generation's chunk vectors and the query's vector. */
 export interface SemanticQuery {
-  readonly vectors: DocVectors;
+  readonly vectors: ChunkVectors;
   /** The query embedded by the same embedder as the chunks (unit length). */
   readonly query: Float32Array;
 }
@@ -89,27 +88,36 @@ interface Scratch {
   scores: Float64Array;
   masks: Uint32Array;
   touched: Uint32Array;
+  /** Per file slot. */
+  files: FileScratch;
 }
 
-const scratchByView = new WeakMap<IndexView, Scratch>();
+/** Buffers sized to a view, zero between queries, kept per view so a served index allocates them once. */
+const scratchPools = new WeakMap<IndexView, Scratch[]>();
+/** Spare buffers kept per view (queries running at once beyond this allocate their own). */
+const SCRATCH_KEPT = 4;
 
-/** Per-view buffers reused across queries: a served index allocates them once. */
-function scratchFor(view: IndexView): Scratch {
-  let scratch = scratchByView.get(view);
-  if (!scratch) {
-    const n = view.docCount;
-    scratch = { scores: new Float64Array(n), masks: new Uint32Array(n), touched: new Uint32Array(n) };
-    scratchByView.set(view, scratch);
-  }
-  return scratch;
+/** Buffers for one query on `view`, its own until `releaseScratch` (so a query may await while holding them). */
+function takeScratch(view: IndexView): Scratch {
+  const spare = scratchPools.get(view)?.pop();
+  if (spare) return spare;
+  const n = view.docCount;
+  return {
+    scores: new Float64Array(n),
+    masks: new Uint32Array(n),
+    touched: new Uint32Array(n),
+    files: { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots) },
+  };
+}
+
+/** Give back buffers the query has zeroed again. */
+function releaseScratch(view: IndexView, scratch: Scratch): void {
+  let pool = scratchPools.get(view);
+  if (!pool) scratchPools.set(view, (pool = []));
+  if (pool.length < SCRATCH_KEPT) pool.push(scratch);
 }
 
 const fileFilterCache = new WeakMap<IndexView, Map<string, Uint8Array>>();
-
-/** The file filter as a test on docs (undefined: every doc passes), for the vector searches. */
-function docFilter(view: IndexView, allowed: Uint8Array | undefined): ((doc: number) => boolean) | undefined {
-  return allowed ? (doc) => allowed[view.docFile[doc]!] === 1 : undefined;
-}
 
 /** Which files pass the glob, language and test filters, cached per view and filter. */
 function fileFilter(view: IndexView, glob: string | undefined, lang: Language | undefined, excludeTests: boolean): Uint8Array | undefined {
@@ -154,14 +162,14 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
   const roles = await fileRoles(view);
   const roleWeight = roleWeights(terms, rank);
   const mentioned = lexical === 'bm25' && rank.mention > 0 ? mentionedFiles(view, query.q) : new Set<number>();
-  const state: QueryState = { view, ...scratchFor(view), allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
+  const scratch = takeScratch(view);
+  const state: QueryState = { view, ...scratch, allowed: fileFilter(view, query.glob, query.lang, query.excludeTests === true), terms: terms.length, count: 0 };
   let ranked: number[];
   let rankedScores: number[];
   let rankedMasks: number[];
   let explained: string[][] = [];
   const words = new Map<string, { term: string; weight: number }>(terms.map((term) => [term, { term, weight: 0 }]));
-  const files = fileScratchFor(view);
-  // No await while the scratch buffers hold this query's state: they are shared by every query on the view.
+  const files = scratch.files;
   try {
     if (lexical === 'idf') {
       collectCandidates(state, lists.content);
@@ -177,7 +185,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects, files);
       roundScores(state);
     }
-    const similarity = query.mode === 'hybrid' ? fuse(state, query, query.semantic!, rank) : undefined;
+    const similarity = query.mode === 'hybrid' ? await fuse(state, query, query.semantic!, rank) : undefined;
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
@@ -193,6 +201,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       state.scores[id] = 0;
       state.masks[id] = 0;
     }
+    releaseScratch(view, scratch);
   }
   const records = await view.chunks(ranked);
   const hits = ranked.map((_, i): SearchHit => {
@@ -222,12 +231,12 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
  * the similarity of those the vectors found. Whichever fusion the dev set measured best is the
  * default (docs/benchmarks.md, "Semantic layer").
  */
-function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, rank: RankingProfile): Map<number, number> {
+async function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, rank: RankingProfile): Promise<Map<number, number>> {
   const { view, touched, scores, allowed } = state;
   const depth = Math.max(FUSION_DEPTH, query.topK * 4);
   const lexical = selectTop(touched, state.count, scores, view.docOrder, depth);
   const lexicalScores = lexical.map((doc) => scores[doc]!);
-  const near = semantic.vectors.nearest(semantic.query, depth, docFilter(view, allowed));
+  const near = await semantic.vectors.nearest(semantic.query, depth, allowed ? { files: allowed } : undefined);
   const similarity = new Map<number, number>();
   near.docs.forEach((doc, i) => similarity.set(doc, near.sims[i]!));
   // Every touched doc's score is cleared below; vector-only docs join `touched` so they are too.
@@ -237,10 +246,10 @@ function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, ra
     const best = lexicalScores[0] ?? 0;
     lexical.forEach((doc, i) => fused.set(doc, best > 0 ? lexicalScores[i]! / best : 0));
     for (const doc of near.docs) if (!fused.has(doc)) fused.set(doc, 0);
-    for (const doc of fused.keys()) {
-      const sim = similarity.get(doc) ?? semantic.vectors.similarity(doc, semantic.query);
-      fused.set(doc, fused.get(doc)! + rank.vector * Math.max(0, sim));
-    }
+    const unscored = [...fused.keys()].filter((doc) => !similarity.has(doc));
+    const sims = await semantic.vectors.similarities(semantic.query, unscored);
+    const lexicalOnly = new Map(unscored.map((doc, i) => [doc, sims[i]!]));
+    for (const doc of fused.keys()) fused.set(doc, fused.get(doc)! + rank.vector * Math.max(0, similarity.get(doc) ?? lexicalOnly.get(doc)!));
   } else {
     lexical.forEach((doc, i) => fused.set(doc, 1 / (rank.rrfK + i + 1)));
     near.docs.forEach((doc, i) => fused.set(doc, (fused.get(doc) ?? 0) + rank.vector / (rank.rrfK + i + 1)));
@@ -256,11 +265,12 @@ function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, ra
 const FUSION_DEPTH = 100;
 
 /** `vector`: the nearest chunks to the query, filtered and capped per file like every mode. */
-function searchVectors(view: IndexView, query: SearchQuery, semantic: SemanticQuery, terms: string[]): Promise<SearchOutcome> {
+async function searchVectors(view: IndexView, query: SearchQuery, semantic: SemanticQuery, terms: string[]): Promise<SearchOutcome> {
   const allowed = fileFilter(view, query.glob, query.lang, query.excludeTests === true);
   const depth = Math.max(FUSION_DEPTH, query.topK * 8);
-  const near = semantic.vectors.nearest(semantic.query, depth, docFilter(view, allowed));
-  const { scores } = scratchFor(view);
+  const near = await semantic.vectors.nearest(semantic.query, depth, allowed ? { files: allowed } : undefined);
+  const scratch = takeScratch(view);
+  const { scores } = scratch;
   const candidates = Uint32Array.from(near.docs);
   near.docs.forEach((doc, i) => (scores[doc] = Math.round(near.sims[i]! * 1e6) / 1e6));
   let ranked: number[];
@@ -268,6 +278,7 @@ function searchVectors(view: IndexView, query: SearchQuery, semantic: SemanticQu
     ranked = capPerFile(candidates, candidates.length, scores, view.docOrder, view.docFile, query.topK);
   } finally {
     for (const doc of near.docs) scores[doc] = 0;
+    releaseScratch(view, scratch);
   }
   const similarity = new Map(near.docs.map((doc, i) => [doc, near.sims[i]!]));
   return view.chunks(ranked).then((records) => ({
@@ -496,17 +507,6 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 interface FileScratch {
   readonly mask: Uint32Array;
   readonly add: Float64Array;
-}
-
-const fileScratchByView = new WeakMap<IndexView, FileScratch>();
-
-function fileScratchFor(view: IndexView): FileScratch {
-  let scratch = fileScratchByView.get(view);
-  if (!scratch) {
-    scratch = { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots) };
-    fileScratchByView.set(view, scratch);
-  }
-  return scratch;
 }
 
 /** Zero the file scratch entries a query set (the files of its candidates). */

@@ -113,33 +113,65 @@ export interface IndexView {
   chunkHashes(): Uint8Array;
 }
 
-/** The vectors one embedder made, keyed by chunk hash: an immutable snapshot. */
-export interface VectorSet {
-  readonly dim: number;
+/** Which chunk texts one embedder's vectors cover: what an embedding run asks before embedding. */
+export interface VectorHoldings {
+  /** Vectors held (one per distinct chunk text). */
+  readonly count: number;
   /**
-   * Why the store holds vectors this set leaves out because they are damaged (the set is what
-   * precedes the damage), or undefined. Searches say so in a warning; the next embedding run repairs it.
+   * Why the store holds vectors it leaves out because they are damaged (what precedes the damage
+   * is held), or undefined. The next embedding run repairs it.
    */
   readonly damage?: string | undefined;
-  /** Vectors held. */
-  readonly count: number;
-  /** count × dim, row-major: row r is the vector of record r. */
-  readonly data: Float32Array;
-  /** The record of a chunk hash (32 raw bytes), or -1. */
-  find(hash: Uint8Array): number;
-  /** The chunk hashes of records `from`..`to`-1, 32 raw bytes each, back to back. */
-  hashRange(from: number, to: number): Uint8Array;
+  /** Whether a vector is held for a chunk hash (32 raw bytes). */
+  has(hash: Uint8Array): boolean;
+}
+
+/** Nearest chunks to a query vector, best first. */
+export interface Neighbours {
+  readonly docs: number[];
+  /** Cosine similarity of each. */
+  readonly sims: number[];
+}
+
+/** Which chunks a vector search may return: those of the file slots marked 1 (`files[slot]`). */
+export interface VectorFilter {
+  readonly files: Uint8Array;
+}
+
+/** Damage a vector search works around: vectors left out (`partial`), or an approximate index not used (`scan`). */
+export interface VectorDamage {
+  /** What is damaged, as a sentence naming it. */
+  readonly what: string;
+  readonly effect: 'partial' | 'scan';
 }
 
 /**
- * A nearest-neighbour index over the first `covered` records of a vector log. Records are only
- * appended, so it stays valid while the log grows; what it does not cover yet is scanned.
+ * Nearest-neighbour search over the vectors of one index generation's live chunks, answered by the
+ * store: the file store scans (or searches its saved graph), a database asks its vector index.
  */
-export interface RecordIndex {
-  readonly covered: number;
-  /** The `k` records nearest to `query` (unit length), best first, with their cosine similarity. */
-  search(query: Float32Array, k: number): { readonly records: number[]; readonly sims: number[] };
+export interface ChunkVectors {
+  /** Live chunks of the generation that have a vector. */
+  readonly count: number;
+  /** Live chunks of the generation. */
+  readonly live: number;
+  /** Whether searches go through an approximate index rather than comparing every vector. */
+  readonly approximate: boolean;
+  /** What is damaged in what the vectors come from, and left out (searches say so in a warning); empty when sound. */
+  readonly damage: readonly VectorDamage[];
+  /** The `k` docs nearest to `query` (unit length) among those `filter` allows, best first. */
+  nearest(query: Float32Array, k: number, filter?: VectorFilter): Promise<Neighbours>;
+  /** The cosine similarity of each doc to `query` (0 for a doc without a vector). */
+  similarities(query: Float32Array, docs: readonly number[]): Promise<number[]>;
 }
+
+/** What bringing a store's vector index up to its vectors did. */
+export type VectorIndexOutcome =
+  /** Too few vectors to be worth an approximate index: searches compare every vector. */
+  | { readonly kind: 'none' }
+  /** The index covers every vector held. */
+  | { readonly kind: 'current'; readonly vectors: number }
+  /** No approximate index can be had here (its library does not load): searches compare every vector. */
+  | { readonly kind: 'unavailable' };
 
 /**
  * The seed 003 manifest of the semantic index: what made the vectors, what they cover, and when.
@@ -173,30 +205,27 @@ export interface VectorManifest {
   readonly last_refresh: string;
 }
 
-/** Where the vectors of one embedder identity live. Appends need the vectors lock. */
+/** Where the vectors of one embedder identity live, keyed by chunk hash. Writes need the vectors lock. */
 export interface VectorStore {
   readonly identity: EmbedderIdentity;
-  /** What is held now; a record torn by an interrupted append is not part of it. */
-  load(): Promise<VectorSet>;
+  /** Which chunk hashes have a vector now; a record torn by an interrupted append is not held. */
+  holdings(): Promise<VectorHoldings>;
   /** Add vectors (each `dim` long, unit length) under their chunk hashes, durably. */
   append(hashes: readonly Uint8Array[], vectors: readonly Float32Array[]): Promise<void>;
-  /** Keep only the records whose hash `keep` accepts (called when most are dead). */
+  /** Keep only the vectors whose hash `keep` accepts (called when most are of no live chunk). */
   compact(keep: (hash: Uint8Array) => boolean): Promise<void>;
-  /** A cheap value that changes whenever vectors are added or removed. */
-  stamp(): string;
+  /** A cheap value that changes whenever vectors are added or removed, or their index changes. */
+  stamp(): Promise<string>;
   /**
-   * The saved nearest-neighbour graph over a prefix of `set`'s records, opened for searching, or
-   * undefined when there is none that matches `set` (then the caller scans).
+   * Search over the vectors of `view`'s live chunks. From `annFrom` vectors on, a store with an
+   * approximate index uses it (below, every vector is compared: exact).
    */
-  graph(set: VectorSet): RecordIndex | undefined;
-  /** Why the saved graph cannot be used because it is damaged, or undefined (none, or sound). */
-  graphDamage(): string | undefined;
+  searcher(view: IndexView, options: { readonly annFrom: number }): Promise<ChunkVectors>;
   /**
-   * Bring the saved graph up to every record of `set`: extend the one there, or build one afresh
-   * when there is none or it does not match. Needs the vectors lock. Yields progress between
-   * batches; returns false when no graph can be had here (the ANN library does not load).
+   * Bring the approximate index up to every vector held, once there are `annFrom` or more (extend
+   * the one there, or build one afresh). Needs the vectors lock. Yields progress between batches.
    */
-  updateGraph(set: VectorSet): AsyncGenerator<{ done: number; total: number }, boolean, undefined>;
+  updateIndex(options: { readonly annFrom: number }): AsyncGenerator<{ done: number; total: number }, VectorIndexOutcome, undefined>;
 }
 
 /** What a commit did. */

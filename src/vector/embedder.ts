@@ -104,3 +104,13 @@ export interface LearningEmbedder extends Embedder {
 export function isLearning(embedder: Embedder): embedder is LearningEmbedder {
   return typeof (embedder as Partial<LearningEmbedder>).train === 'function';
 }
+
+/**
+ * From this many vectors on (config `embeddings.ann_from`), nearest neighbours come from a store's
+ * approximate index instead of a comparison with every vector: on the file store, the saved HNSW
+ * graph (`ann-graph.ts`). Measured (docs/benchmarks.md, "Semantic layer"): the scan of
+ * 128-D vectors costs ~7 ms at 25k and ~28 ms at 125k; the graph answers in under a millisecond at
+ * recall@10 ≥ 0.95, but costs its build in every embedding run that crosses this size and a second
+ * copy of the vectors on disk, so small indexes scan.
+ */
+export const ANN_FROM = 50_000;

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnnGraph } from '../../vector/ann-graph.js';
-import { DocVectors } from '../../vector/doc-vectors.js';
+import { DocVectors, type VectorSet } from './doc-vectors.js';
 import { normalize } from '../../vector/embedder.js';
-import type { IndexView, VectorSet } from '../backend.js';
+import type { IndexView } from '../backend.js';
 import { DEAD_DOC } from '../backend.js';
 import { FsVectorStore, dropVectorSets, identityKey } from './fs-vectors.js';
 
@@ -84,8 +84,8 @@ describe.skipIf(!AnnGraph.available())('the saved nearest-neighbour graph', () =
     let found = 0;
     const queries = vectors(200, 99);
     for (const query of queries) {
-      const truth = new Set(exact.nearest(query, 10).docs);
-      const answer = ann.nearest(query, 10);
+      const truth = new Set(exact.nearestNow(query, 10).docs);
+      const answer = ann.nearestNow(query, 10);
       expect(answer.docs).toHaveLength(10);
       found += answer.docs.filter((doc) => truth.has(doc)).length;
       // Similarities are exact (recomputed from the vectors), best first.
@@ -108,8 +108,8 @@ describe.skipIf(!AnnGraph.available())('the saved nearest-neighbour graph', () =
     expect(graph.covered).toBe(2000);
     const ann = DocVectors.build(viewOf([...all, ...extra].map((_, i) => i)), set, graph, 0);
     // A vector only the log's tail holds is its own nearest neighbour.
-    expect(ann.nearest(extra[42]!, 3).docs[0]).toBe(2042);
-    expect(ann.nearest(all[7]!, 3).docs[0]).toBe(7);
+    expect(ann.nearestNow(extra[42]!, 3).docs[0]).toBe(2042);
+    expect(ann.nearestNow(all[7]!, 3).docs[0]).toBe(7);
 
     expect((await update(store, set)).result).toBe(true);
     expect(store.graph(set)!.covered).toBe(2300);
@@ -123,12 +123,12 @@ describe.skipIf(!AnnGraph.available())('the saved nearest-neighbour graph', () =
     const view = viewOf(all.map((_, i) => (i < 1000 ? null : i)));
     const ann = DocVectors.build(view, set, store.graph(set), 0);
     expect(ann.count).toBe(1000);
-    const answer = ann.nearest(all[10]!, 10);
+    const answer = ann.nearestNow(all[10]!, 10);
     expect(answer.docs).toHaveLength(10);
     expect(answer.docs.every((doc) => doc >= 1000)).toBe(true);
     // A filter that leaves a handful of docs still gets them all (by a scan when the graph runs dry).
     const few = new Set([1001, 1500, 1999]);
-    expect(new Set(ann.nearest(all[10]!, 10, (doc) => few.has(doc)).docs)).toEqual(few);
+    expect(new Set(ann.nearestNow(all[10]!, 10, (doc) => few.has(doc)).docs)).toEqual(few);
   });
 
   it('is not used when it does not match the log, and a compaction drops it', async () => {
@@ -163,14 +163,14 @@ describe.skipIf(!AnnGraph.available())('the saved nearest-neighbour graph', () =
     const exact = DocVectors.build(view, set, undefined, Number.MAX_SAFE_INTEGER);
     const query = vectors(1, 77)[0]!;
     const overlap = (a: number[], b: number[]): number => a.filter((doc) => new Set(b).has(doc)).length / b.length;
-    const wide = ann.nearest(query, 1500);
+    const wide = ann.nearestNow(query, 1500);
     expect(wide.docs).toHaveLength(1500);
     expect(new Set(wide.docs).size).toBe(1500);
-    expect(overlap(wide.docs, exact.nearest(query, 1500).docs)).toBeGreaterThanOrEqual(0.95);
+    expect(overlap(wide.docs, exact.nearestNow(query, 1500).docs)).toBeGreaterThanOrEqual(0.95);
     // A filter that leaves exactly k docs: the graph is asked for all it holds, returns a few
     // short, and only a scan finds the rest.
     const eighth = (doc: number): boolean => doc % 8 === 0;
-    const filtered = ann.nearest(query, 250, eighth);
+    const filtered = ann.nearestNow(query, 250, eighth);
     expect(new Set(filtered.docs)).toEqual(new Set(all.map((_, i) => i).filter(eighth)));
   });
 

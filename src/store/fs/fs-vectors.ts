@@ -7,7 +7,8 @@ import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '..
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
 import { ANN_SETTINGS, AnnGraph } from '../../vector/ann-graph.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { IntegrityReport, RecordIndex, VectorManifest, VectorSet, VectorStore } from '../backend.js';
+import type { ChunkVectors, IndexView, IntegrityReport, VectorHoldings, VectorIndexOutcome, VectorManifest, VectorStore } from '../backend.js';
+import { DocVectors, type RecordIndex, type VectorSet } from './doc-vectors.js';
 
 /** Folder of the semantic index inside `.repodex/`. */
 export const VECTORS_DIR = 'vectors';
@@ -248,7 +249,12 @@ export class FsVectorStore implements VectorStore {
     return 32 + this.identity.dim * 4 + 4;
   }
 
-  stamp(): string {
+  async stamp(): Promise<string> {
+    return this.stampNow();
+  }
+
+  /** `stamp()`, in this thread. */
+  stampNow(): string {
     // The graph is saved after the appends it covers: its sidecar's change is a change too.
     const graph = statSync(join(this.dir, GRAPH_META_FILE), { throwIfNoEntry: false });
     return `${this.logStamp()}/${graph ? `${graph.mtimeMs}:${graph.ino}` : 'none'}`;
@@ -325,6 +331,30 @@ export class FsVectorStore implements VectorStore {
   }
 
 
+  async holdings(): Promise<VectorHoldings> {
+    const set = await this.load();
+    return { count: set.count, damage: set.damage, has: (hash) => set.find(hash) >= 0 };
+  }
+
+  async searcher(view: IndexView, options: { readonly annFrom: number }): Promise<ChunkVectors> {
+    const set = await this.load();
+    // The saved graph is opened (memory-mapped) only where it is used; below the threshold search scans.
+    const graph = set.count >= options.annFrom ? this.graph(set) : undefined;
+    const vectors = DocVectors.build(view, set, graph, options.annFrom);
+    if (set.damage) vectors.damage.push({ what: set.damage, effect: 'partial' });
+    const graphDamage = set.count >= options.annFrom && !graph ? this.graphDamage() : undefined;
+    if (graphDamage) vectors.damage.push({ what: graphDamage, effect: 'scan' });
+    return vectors;
+  }
+
+  async *updateIndex(options: { readonly annFrom: number }): AsyncGenerator<{ done: number; total: number }, VectorIndexOutcome, undefined> {
+    const set = await this.load();
+    if (set.count < options.annFrom) return { kind: 'none' };
+    const built = yield* this.updateGraph(set);
+    return built ? { kind: 'current', vectors: set.count } : { kind: 'unavailable' };
+  }
+
+  /** The log's records now, loaded once per change of the log. */
   async load(): Promise<VectorSet> {
     const stamp = this.logStamp();
     if (this.cached?.stamp === stamp) return this.cached.set;

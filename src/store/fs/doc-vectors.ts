@@ -1,19 +1,29 @@
-import { DEAD_DOC, type IndexView, type RecordIndex, type VectorSet } from '../store/backend.js';
+import { ANN_FROM } from '../../vector/embedder.js';
+import { type ChunkVectors, DEAD_DOC, type IndexView, type Neighbours, type VectorDamage, type VectorFilter } from '../backend.js';
+
+/** The vectors one embedder made, keyed by chunk hash: an immutable snapshot of the file store's log. */
+export interface VectorSet {
+  readonly dim: number;
+  /** Why the log holds records this set leaves out because they are damaged (the set is what precedes the damage), or undefined. */
+  readonly damage?: string | undefined;
+  /** Vectors held. */
+  readonly count: number;
+  /** count × dim, row-major: row r is the vector of record r. */
+  readonly data: Float32Array;
+  /** The record of a chunk hash (32 raw bytes), or -1. */
+  find(hash: Uint8Array): number;
+  /** The chunk hashes of records `from`..`to`-1, 32 raw bytes each, back to back. */
+  hashRange(from: number, to: number): Uint8Array;
+}
 
 /**
- * From this many vectors on, nearest neighbours come from the saved HNSW graph (`ann-graph.ts`)
- * instead of a scan of every vector. Measured (docs/benchmarks.md, "Semantic layer"): the scan of
- * 128-D vectors costs ~7 ms at 25k and ~28 ms at 125k; the graph answers in under a millisecond at
- * recall@10 ≥ 0.95, but costs its build in every embedding run that crosses this size and a second
- * copy of the vectors on disk, so small indexes scan.
+ * A nearest-neighbour index over the first `covered` records of a vector log. Records are only
+ * appended, so it stays valid while the log grows; what it does not cover yet is scanned.
  */
-export const ANN_FROM = 50_000;
-
-/** Nearest chunks to a query vector, best first. */
-export interface Neighbours {
-  readonly docs: number[];
-  /** Cosine similarity of each. */
-  readonly sims: number[];
+export interface RecordIndex {
+  readonly covered: number;
+  /** The `k` records nearest to `query` (unit length), best first, with their cosine similarity. */
+  search(query: Float32Array, k: number): { readonly records: number[]; readonly sims: number[] };
 }
 
 /**
@@ -22,7 +32,9 @@ export interface Neighbours {
  * ANN_FROM rows, the vector store's saved graph above it (plus a scan of the records appended
  * since the graph was saved). Built per (generation, vector set), reused by every query on them.
  */
-export class DocVectors {
+export class DocVectors implements ChunkVectors {
+  /** What is damaged in the files the vectors come from, and left out (set by the store). */
+  readonly damage: VectorDamage[] = [];
   private rowOf: Map<number, number> | undefined;
   /** For the graph: the rows of each record it covers (CSR; identical chunks share a record), and the rows it does not cover. */
   private byRecord: { start: Uint32Array; rows: Uint32Array; tail: Uint32Array; liveRecords: number } | undefined;
@@ -39,6 +51,8 @@ export class DocVectors {
     /** The vector record of each row (equal records = identical chunk text). */
     private readonly records: Uint32Array,
     private readonly graph: RecordIndex | undefined,
+    /** The file slot of each doc (what filters test), when built from a view. */
+    private readonly docFile?: Uint32Array,
   ) {}
 
   /** Pack the vectors `set` holds for the live chunks of `view`. */
@@ -56,7 +70,7 @@ export class DocVectors {
       docs.push(doc);
       records.push(record);
     }
-    return new DocVectors(dim, Uint32Array.from(docs), set.data, live, annFrom, Uint32Array.from(records), graph);
+    return new DocVectors(dim, Uint32Array.from(docs), set.data, live, annFrom, Uint32Array.from(records), graph, view.docFile);
   }
 
   /** Vectors as rows of their own (doc = row = record): for measuring a graph against the scan on any data. */
@@ -90,8 +104,18 @@ export class DocVectors {
     return this.count >= this.annFrom && this.graph !== undefined;
   }
 
-  /** The `k` docs nearest to `query` (unit length) that `allow` accepts. */
-  nearest(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours {
+  async nearest(query: Float32Array, k: number, filter?: VectorFilter): Promise<Neighbours> {
+    const files = filter?.files;
+    const docFile = this.docFile;
+    return this.nearestNow(query, k, files && docFile ? (doc) => files[docFile[doc]!] === 1 : undefined);
+  }
+
+  async similarities(query: Float32Array, docs: readonly number[]): Promise<number[]> {
+    return docs.map((doc) => this.similarity(doc, query));
+  }
+
+  /** The `k` docs nearest to `query` (unit length) that `allow` accepts, in this thread. */
+  nearestNow(query: Float32Array, k: number, allow?: (doc: number) => boolean): Neighbours {
     if (k <= 0 || this.count === 0) return { docs: [], sims: [] };
     if (this.approximate) {
       const found = this.nearestApproximate(query, k, allow);
