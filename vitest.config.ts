@@ -2,6 +2,8 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The PostgreSQL store's migrations are imported as text, as esbuild's text loader bundles them.
+  plugins: [{ name: 'sql-as-text', transform: (code: string, id: string) => (id.endsWith('.sql') ? { code: `export default ${JSON.stringify(code)};`, map: null } : undefined) }],
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // Generous: the end-to-end files spawn hundreds of real processes, two test files at a time.

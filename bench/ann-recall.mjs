@@ -39,7 +39,7 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'repodex-ann-'));
 let matrix;
 let rows;
 if (synthetic > 0) {
-  const vocabulary = view.sampleTerms(20_000);
+  const vocabulary = await view.sampleTerms(20_000);
   let seed = 7;
   const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296;
   const texts = Array.from({ length: synthetic }, () => Array.from({ length: 40 }, () => vocabulary[Math.floor(vocabulary.length * random() ** 2)]).join(' '));
@@ -51,7 +51,7 @@ if (synthetic > 0) {
   rows = set.count;
 }
 
-const terms = view.sampleTerms(Math.max(600, count * 3));
+const terms = await view.sampleTerms(Math.max(600, count * 3));
 const texts = Array.from({ length: count * 2 }, (_, i) => [terms[i % terms.length], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' '));
 // Terms outside the table embed to zero and match nothing: not queries.
 const queries = (await embedder.embed(texts, 'query')).filter((q) => q.some((x) => x !== 0)).slice(0, count);

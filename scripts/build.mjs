@@ -15,10 +15,12 @@ const common = {
   legalComments: 'none',
   minify: process.env.REPODEX_BUILD_MINIFY !== "0",
   logLevel: 'warning',
+  // The PostgreSQL store's migrations, bundled as text.
+  loader: { '.sql': 'text' },
   // The watcher's native binding is found at run time among its platform packages: not bundleable.
   // So are onnxruntime (behind transformers.js) and usearch: both load prebuilt binaries; both are
   // optional dependencies, loaded only when the onnx embedder or the HNSW index is used.
-  external: ['@parcel/watcher', '@huggingface/transformers', 'usearch'],
+  external: ['@parcel/watcher', '@huggingface/transformers', 'usearch', 'pg-native'],
   // Bundled CommonJS dependencies expect `require`; give the ESM bundle one.
   banner: { js: "import { createRequire as __repodexCreateRequire } from 'node:module'; const require = __repodexCreateRequire(import.meta.url);" },
 };

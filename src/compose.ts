@@ -9,8 +9,11 @@ import type { SyncSummary } from './engine/sync.js';
 import { RepoWatcher, WatchLoop, WatchProbe } from './engine/watch.js';
 import { workerRunner } from './engine/worker-runner.js';
 import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
-import type { IndexStore } from './store/backend.js';
+import type { IndexStore, StoreSpec } from './store/backend.js';
 import { FsStore } from './store/fs/fs-store.js';
+import { localParseCache } from './store/fs/parse-cache.js';
+import { PgStore, describeUrl } from './store/pg/pg-store.js';
+import type { HeldSession, SqlPool } from './store/pg/sql.js';
 import { VECTORS_DIR } from './store/fs/fs-vectors.js';
 import type { Embedder } from './vector/embedder.js';
 import { BuiltinEmbedder } from './vector/providers/builtin.js';
@@ -64,6 +67,8 @@ export interface ComposeOptions {
   readonly requireRepository?: boolean;
   /** Limits set by flags (`serve`), over the config's. */
   readonly limits?: LimitOverrides;
+  /** Where the index lives (`--store`: fs or a PostgreSQL URL), over REPODEX_STORE and the config. */
+  readonly store?: string | undefined;
 }
 
 /** Whether automatic indexing is allowed in this environment (`REPODEX_INDEXING=0` turns it off). */
@@ -71,20 +76,74 @@ export function autoIndexEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
   return env.REPODEX_INDEXING !== '0' && env.REPODEX_INDEXING?.toLowerCase() !== 'off';
 }
 
-/** The backends `REPODEX_STORE` can name (only the embedded one exists so far). */
-export const STORES = ['fs'] as const;
+/** Read a store setting (`fs`, or a postgres:// URL) from `source` (a flag, a variable, the config). */
+export function parseStoreSetting(value: string, source: string): StoreSpec {
+  const trimmed = value.trim();
+  if (trimmed === 'fs' || trimmed === '') return { kind: 'fs' };
+  let url: URL | undefined;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || url.hostname === '') {
+    const code = source === 'REPODEX_STORE' ? 'ENV_INVALID' : source === '--store' ? 'BAD_REQUEST' : 'CONFIG_INVALID';
+    throw new RepodexError(code, `${source}: "${describeUrl(trimmed)}" is neither fs nor a PostgreSQL URL such as postgres://user@localhost:5432/repodex`, { selfContained: true });
+  }
+  return { kind: 'postgres', url: trimmed };
+}
 
-/** The index store for a root: the embedded file store under `.repodex/` (`REPODEX_STORE` picks another once one exists). */
-export function createStore(root: string, env: NodeJS.ProcessEnv = process.env): IndexStore {
-  const kind = env.REPODEX_STORE ?? 'fs';
-  if (kind !== 'fs') throw new RepodexError('ENV_INVALID', `REPODEX_STORE=${kind}: the stores are ${STORES.join(', ')}`);
-  return new FsStore(repoPaths(root).dataDir);
+/** The store a repository uses: `--store`, else REPODEX_STORE, else config `store`, else the embedded one. */
+export function storeSpecFor(root: string, options: { readonly flag?: string | undefined; readonly env?: NodeJS.ProcessEnv } = {}): StoreSpec {
+  const env = options.env ?? process.env;
+  if (options.flag !== undefined) return parseStoreSetting(options.flag, '--store');
+  if (env.REPODEX_STORE !== undefined && env.REPODEX_STORE !== '') return parseStoreSetting(env.REPODEX_STORE, 'REPODEX_STORE');
+  let configured: string | undefined;
+  try {
+    configured = loadContext(root).loaded.config.store;
+  } catch {
+    configured = undefined; // an unreadable config is reported by whatever reads it next
+  }
+  return configured === undefined ? { kind: 'fs' } : parseStoreSetting(configured, 'store in .repodex/config.json');
+}
+
+/** One pool per database URL in a process: every repository and engine on it shares the connections. */
+const pools = new Map<string, SqlPool>();
+
+/**
+ * A pool that loads the PostgreSQL driver on first use: commands on the embedded store never
+ * load it (it is a separate chunk of the bundle), and nothing below this file imports it.
+ */
+function lazyPool(url: string): SqlPool {
+  let real: Promise<SqlPool> | undefined;
+  const pool = (): Promise<SqlPool> => (real ??= import('./pg-driver.js').then((driver) => driver.pgPool(url, describeUrl(url))));
+  return {
+    query: async (text, params) => (await pool()).query(text, params),
+    connect: async (): Promise<HeldSession> => (await pool()).connect(),
+    end: async () => {
+      if (real) await (await real).end();
+    },
+  };
+}
+
+/** Open the store `spec` names for the repository at `root`. */
+export function openStore(root: string, spec: StoreSpec): IndexStore {
+  const dataDir = repoPaths(root).dataDir;
+  if (spec.kind === 'fs') return new FsStore(dataDir);
+  let pool = pools.get(spec.url);
+  if (!pool) pools.set(spec.url, (pool = lazyPool(spec.url)));
+  return new PgStore(pool, root, describeUrl(spec.url), localParseCache(dataDir));
+}
+
+/** The index store for a root, as `--store`, REPODEX_STORE or the config choose it. */
+export function createStore(root: string, env: NodeJS.ProcessEnv = process.env, flag?: string): IndexStore {
+  return openStore(root, storeSpecFor(root, { flag, env }));
 }
 
 /** The only place that picks concrete backends: an engine for one-shot commands (syncs in this thread, stat-based freshness). */
 export function createEngine(options: ComposeOptions = {}): Engine {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
-  return new Engine(root, createStore(root), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits, embedders: createEmbedder });
+  return new Engine(root, createStore(root, process.env, options.store), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits, embedders: createEmbedder });
 }
 
 /** A long-running server's engine: syncs in a worker thread, freshness from a file watcher (falling back to stats). */
@@ -106,7 +165,8 @@ export interface ServerEngine {
 /** Compose a server's engine: a file watcher feeding a freshness probe, and a worker-thread sync runner. */
 export async function createServerEngine(options: ComposeOptions = {}): Promise<ServerEngine> {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
-  const store = createStore(root);
+  const spec = storeSpecFor(root, { flag: options.store });
+  const store = openStore(root, spec);
   // .repodex/ is created before watching starts, so creating it is not a change to re-index.
   new Engine(root, store, { autoIndex: false }).init();
   const watcher = new RepoWatcher(root);
@@ -116,7 +176,7 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   } catch (error) {
     watchProblem = error instanceof Error ? error.message : String(error);
   }
-  const runner = workerRunner(root, store);
+  const runner = workerRunner(root, spec, store);
   const probe = new WatchProbe(watcher);
   const engine = new Engine(root, store, {
     autoIndex: autoIndexEnabled(),

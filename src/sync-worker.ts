@@ -1,11 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { createEmbedder, createStore } from './compose.js';
+import { createEmbedder, openStore } from './compose.js';
 import { RepodexError, errorMessage, isRepodexError } from './core/errors.js';
 import { loadContext } from './engine/context.js';
 import { runEmbed } from './engine/embed.js';
 import { runSync } from './engine/sync.js';
 import { drive } from './engine/sync-runner.js';
 import type { SyncJob, SyncJobResult } from './engine/worker-runner.js';
+import type { StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
 // embedding runs, so the thread answering requests never does that work. The worker keeps its
@@ -13,8 +14,8 @@ import type { SyncJob, SyncJobResult } from './engine/worker-runner.js';
 // lock for syncs, the embedding run takes the vectors lock itself.
 const port = parentPort;
 if (port) {
-  const { root } = workerData as { root: string };
-  const store = createStore(root);
+  const { root, store: spec } = workerData as { root: string; store: StoreSpec };
+  const store = openStore(root, spec);
   let current: AbortController | undefined;
   port.on('message', (message: SyncJob | { type: 'abort' }) => {
     if (message.type === 'abort') {

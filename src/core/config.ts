@@ -93,6 +93,12 @@ export const ConfigSchema = z.strictObject({
   /** Build a missing index and refresh a stale one before answering (REPODEX_INDEXING=0 also turns it off). */
   auto_index: z._default(z.boolean(), true),
   /**
+   * Where the index lives: `fs` (the default: `.repodex/` in the repository) or a PostgreSQL URL
+   * (`postgres://user@host:5432/db`; keep passwords out of it, in PGPASSWORD or ~/.pgpass).
+   * `--store` and REPODEX_STORE take precedence.
+   */
+  store: z.optional(z.string().check(z.minLength(1))),
+  /**
    * How a sync finds changed files: `stat` compares every catalogued file's size and mtime;
    * `git` asks `git diff` and `git ls-files` (cheaper on very large trees); `auto` uses git from
    * 25,000 files on (the measured crossover), stats below.
@@ -138,11 +144,11 @@ export function configLimits(config: Config): Limits {
 /**
  * Hash of the settings that shape what the index holds: the parsed config (defaults applied, so
  * formatting and key order do not count) without `embeddings` (the vectors follow chunk content
- * whatever embeds them), `watch` and `auto_index` (when to sync, not what). The config hash of
+ * whatever embeds them), `watch` and `auto_index` (when to sync, not what) and `store` (where, not what). The config hash of
  * seed 000 §3.6 still decides whether the index is dirty; this decides whether it is rebuilt.
  */
 export function indexConfigKey(config: Config): string {
-  const { embeddings: _embeddings, watch: _watch, auto_index: _autoIndex, ...shaping } = config;
+  const { embeddings: _embeddings, watch: _watch, auto_index: _autoIndex, store: _store, ...shaping } = config;
   return createHash('sha256').update(JSON.stringify(shaping)).digest('hex');
 }
 

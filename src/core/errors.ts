@@ -18,6 +18,9 @@ export const ERROR_CODES = {
   ABORTED: 'interrupted: the index was left as it was before',
   EMBEDDER_FAILED: 'the embedding provider cannot run: fix `embeddings` in .repodex/config.json (lexical search keeps working)',
   VECTORS_INCOMPATIBLE: 'the vectors on disk were made by another embedding model: run `repodex sync --force` (or `repodex index build --force`) to re-embed',
+  STORE_UNAVAILABLE: 'the index database cannot be used: check --store (or REPODEX_STORE, or `store` in .repodex/config.json)',
+  STORE_INCOMPATIBLE: 'the index database was set up by a newer repodex: upgrade repodex or use another database',
+  INDEX_CHANGED: 'the index changed while answering: ask again',
   // internal errors (exit 2)
   INTERNAL: 'internal error',
 } as const;
@@ -43,6 +46,9 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'ABORTED',
   'EMBEDDER_FAILED',
   'VECTORS_INCOMPATIBLE',
+  'STORE_UNAVAILABLE',
+  'STORE_INCOMPATIBLE',
+  'INDEX_CHANGED',
 ]);
 
 /** The one error type repodex throws on purpose: a code, a message that says what to do next, optional detail. */

@@ -609,6 +609,10 @@ export class Engine {
   }
 
   async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
+    return this.again(() => this.searchOnce(options, onEvent));
+  }
+
+  private async searchOnce(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     // The caps hold for every caller, not only those that came through the protocol schemas.
     const maxHits = this.context().limits.max_search_hits;
@@ -645,7 +649,7 @@ export class Engine {
   async warmUp(budgetMs = 150): Promise<void> {
     const view = await this.usableView();
     if (!view) return;
-    const terms = view.sampleTerms(96);
+    const terms = await view.sampleTerms(96);
     let spent = 0;
     for (let i = 0; i < terms.length && spent < budgetMs; i++) {
       const q = [terms[i], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' ');
@@ -657,6 +661,10 @@ export class Engine {
   }
 
   async fetch(ids: readonly number[], maxLines: number = MAX_FETCH_LINES, onEvent?: (event: SyncEvent) => void): Promise<FetchReport> {
+    return this.again(() => this.fetchOnce(ids, maxLines, onEvent));
+  }
+
+  private async fetchOnce(ids: readonly number[], maxLines: number, onEvent?: (event: SyncEvent) => void): Promise<FetchReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     const fetched = await fetchChunks(this.context(), view, ids, Math.max(1, Math.min(maxLines, MAX_FETCH_LINES)));
     return { ...fetched, generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
@@ -669,11 +677,29 @@ export class Engine {
 
   /** Declarations of one file: from the index when unchanged, else parsed now (no index needed). */
   async outline(path: string): Promise<OutlineReport> {
-    return outlineFile(this.context(), await this.usableView(), path);
+    return this.again(async () => outlineFile(this.context(), await this.usableView(), path));
+  }
+
+  /**
+   * Run a read once more when the index changed under it (a store that reads per request, as a
+   * database does, says INDEX_CHANGED rather than mix two generations in one answer).
+   */
+  private async again<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isRepodexError(error) || error.code !== 'INDEX_CHANGED') throw error;
+      this.cached = undefined;
+      return work();
+    }
   }
 
   /** Catalogued files (indexed and skipped), optionally filtered by a glob. */
   async files(glob: string | undefined, limit: number, includeHidden = false, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
+    return this.again(() => this.filesOnce(glob, limit, includeHidden, onEvent));
+  }
+
+  private async filesOnce(glob: string | undefined, limit: number, includeHidden: boolean, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     return { ...listFiles(view, glob, limit, includeHidden), generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
@@ -684,6 +710,10 @@ export class Engine {
    * byte. Also written to `.repodex/last_bundle.json` and `last_bundle.md` for people.
    */
   async bundle(options: BundleOptions, onEvent?: (event: SyncEvent) => void): Promise<BundleReport> {
+    return this.again(() => this.bundleOnce(options, onEvent));
+  }
+
+  private async bundleOnce(options: BundleOptions, onEvent?: (event: SyncEvent) => void): Promise<BundleReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     const ctx = this.context();
     const maxFiles = Math.min(options.max_files ?? ctx.limits.max_bundle_files, ctx.limits.max_bundle_files);

@@ -5,7 +5,7 @@ import { bundledScript } from '../core/bundled.js';
 import type { EmbedSummary } from './embed.js';
 import type { SyncSummary } from './sync.js';
 import { type SyncRunner, inProcessRunner } from './sync-runner.js';
-import type { IndexStore } from '../store/backend.js';
+import type { IndexStore, StoreSpec } from '../store/backend.js';
 
 /** A job for a worker: a sync, or an embedding run with the embedder the config names. */
 export type SyncJob = { readonly type: 'sync'; readonly force: boolean } | { readonly type: 'embed' };
@@ -22,13 +22,13 @@ interface Channel {
   close(): Promise<void>;
 }
 
-function channel(script: string | URL, root: string): Channel {
+function channel(script: string | URL, root: string, store: StoreSpec): Channel {
   let worker: Worker | undefined;
   let pending: { resolve(result: SyncJobResult): void; reject(error: Error): void } | undefined;
   const start = async (): Promise<Worker> => {
     if (worker) return worker;
     const { Worker: WorkerClass } = await import('node:worker_threads');
-    const started = new WorkerClass(script, { workerData: { root } });
+    const started = new WorkerClass(script, { workerData: { root, store } });
     // Idle, the worker must not keep the process alive; while it runs a job, it must.
     started.unref();
     started.on('message', (result: SyncJobResult) => {
@@ -88,11 +88,11 @@ function unwrap<T extends SyncJobResult['type']>(result: SyncJobResult, type: T)
  * embedded. Embedding has its own worker, so a long embedding run never holds up a lexical sync.
  * Falls back to this thread when the worker script is not there (running from sources).
  */
-export function workerRunner(root: string, store: IndexStore): SyncRunner {
+export function workerRunner(root: string, spec: StoreSpec, store: IndexStore): SyncRunner {
   const script = bundledScript('sync-worker.js');
   if (!script) return inProcessRunner(store);
-  const syncs = channel(script, root);
-  const embeds = channel(script, root);
+  const syncs = channel(script, root, spec);
+  const embeds = channel(script, root, spec);
   return {
     async run(_ctx: RepoContext, options) {
       return unwrap(await syncs.run({ type: 'sync', force: options.force === true }, options.signal), 'done').summary;

@@ -108,33 +108,21 @@ export class SymbolTable {
   pathAt(fileId: number, first: number, last: number): string | null {
     const from = this.first[fileId] ?? 0;
     const to = this.first[fileId + 1] ?? from;
-    let best = -1;
-    for (let i = from; i < to; i++) {
-      if (this.lines[i * 2]! <= first && this.lines[i * 2 + 1]! >= first && (best < 0 || this.lines[i * 2]! >= this.lines[best * 2]!)) best = i;
-    }
-    if (best < 0) {
-      for (let i = from; i < to; i++) {
-        const start = this.lines[i * 2]!;
-        if (start >= first && start <= last && (best < 0 || start < this.lines[best * 2]!)) best = i;
-      }
-    }
-    if (best < 0) return null;
-    const parent = this.parents.get(best);
-    const names = [this.names.get(best)];
-    let outer = best;
-    if (parent !== NULL_MARK) {
-      // parent_symbol is the qualified name of the enclosing declarations: find the outermost for its kind.
-      const chain = parent.split('.');
-      names.unshift(...chain);
-      for (let i = from; i < to; i++) {
-        if (this.names.get(i) === chain[0] && this.parents.get(i) === NULL_MARK) {
-          outer = i;
-          break;
-        }
-      }
-      if (outer === best) return null;
-    }
-    return [`${this.kinds.get(outer)} ${names[0]}`, ...names.slice(1)].join(' › ');
+    return declarationPathAt(
+      to - from,
+      {
+        start: (i) => this.lines[(from + i) * 2]!,
+        end: (i) => this.lines[(from + i) * 2 + 1]!,
+        kind: (i) => this.kinds.get(from + i),
+        name: (i) => this.names.get(from + i),
+        parent: (i) => {
+          const parent = this.parents.get(from + i);
+          return parent === NULL_MARK ? null : parent;
+        },
+      },
+      first,
+      last,
+    );
   }
 
   /** The outline of one file, in stored (deterministic) order. */
@@ -160,4 +148,48 @@ export class SymbolTable {
     }
     return out;
   }
+}
+
+/** Read access to a file's declarations, by position: what `declarationPathAt` needs of any encoding. */
+export interface DeclarationColumns {
+  start(i: number): number;
+  end(i: number): number;
+  kind(i: number): string;
+  name(i: number): string;
+  parent(i: number): string | null;
+}
+
+/**
+ * The display path (`class Router › match`) of the declaration lines `first..last` of a file sit
+ * in, among its `count` declarations: the innermost one enclosing `first`, else the first one
+ * starting within the lines; or null.
+ */
+export function declarationPathAt(count: number, at: DeclarationColumns, first: number, last: number): string | null {
+  let best = -1;
+  for (let i = 0; i < count; i++) {
+    if (at.start(i) <= first && at.end(i) >= first && (best < 0 || at.start(i) >= at.start(best))) best = i;
+  }
+  if (best < 0) {
+    for (let i = 0; i < count; i++) {
+      const start = at.start(i);
+      if (start >= first && start <= last && (best < 0 || start < at.start(best))) best = i;
+    }
+  }
+  if (best < 0) return null;
+  const parent = at.parent(best);
+  const names = [at.name(best)];
+  let outer = best;
+  if (parent !== null) {
+    // parent_symbol is the qualified name of the enclosing declarations: find the outermost for its kind.
+    const chain = parent.split('.');
+    names.unshift(...chain);
+    for (let i = 0; i < count; i++) {
+      if (at.name(i) === chain[0] && at.parent(i) === null) {
+        outer = i;
+        break;
+      }
+    }
+    if (outer === best) return null;
+  }
+  return [`${at.kind(outer)} ${names[0]}`, ...names.slice(1)].join(' › ');
 }

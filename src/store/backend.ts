@@ -5,6 +5,13 @@ import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
 import type { EmbedderIdentity } from '../vector/embedder.js';
 
+/**
+ * Where an index lives, as plain data: what a worker thread is handed to open the same store as
+ * its parent. `fs`: the embedded store under the repository's `.repodex/`; `postgres`: the
+ * database at `url` (the repository is found there by its root).
+ */
+export type StoreSpec = { readonly kind: 'fs' } | { readonly kind: 'postgres'; readonly url: string };
+
 /** `docOrder` of a dead doc (a chunk of a file removed or replaced since its segment was written). */
 export const DEAD_DOC = 0xffffffff;
 
@@ -108,7 +115,7 @@ export interface IndexView {
    */
   symbolAt(slot: number, first: number, last: number): Promise<string | null>;
   /** Up to `count` content terms spread evenly over the dictionary (deterministic): warm-up queries. */
-  sampleTerms(count: number): string[];
+  sampleTerms(count: number): Promise<string[]>;
   /** Every doc's chunk hash, 32 bytes each, back to back (dead docs: zeros): what vectors are keyed by. */
   chunkHashes(): Uint8Array;
 }

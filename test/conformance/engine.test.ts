@@ -1,25 +1,16 @@
 import { cpSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createStore } from '../../src/compose.js';
+import { openStore } from '../../src/compose.js';
 import { Engine } from '../../src/engine/engine.js';
 import { type ResponseOf, handle } from '../../src/protocol/index.js';
-import type { IndexStore } from '../../src/store/backend.js';
+import type { IndexStore, StoreSpec } from '../../src/store/backend.js';
 import { capitalize, makeRepo, pick, prng, tempDir } from '../helpers.js';
+import { testBackends } from './backends.js';
 
-// Engine behaviour every index store must show (kysely-style: one suite, every backend). The
-// store under test is chosen with REPODEX_TEST_STORE (default `fs`, the embedded store; the
-// PostgreSQL store joins by adding its name to compose's createStore).
-const STORE = process.env.REPODEX_TEST_STORE ?? 'fs';
-
-function store(root: string): IndexStore {
-  return createStore(root, { REPODEX_STORE: STORE });
-}
-
-/** An engine over the store under test; `auto` false behaves as REPODEX_INDEXING=0. */
-function engineFor(root: string, auto = true): Engine {
-  return new Engine(root, store(root), { autoIndex: auto, lockWaitMs: 0 });
-}
+// Engine behaviour every index store must show (kysely-style: one suite, every backend): the
+// backends BACKENDS names (default fs, postgres, citus; a database backend runs where its test
+// server's URL is set, see backends.ts).
 
 const VERBS = ['load', 'parse', 'render', 'merge', 'resolve', 'flush', 'encode', 'decode', 'retry', 'validate'];
 const NOUNS = ['config', 'buffer', 'token', 'segment', 'cursor', 'ledger', 'socket', 'session', 'payload', 'cache'];
@@ -64,16 +55,22 @@ async function answers(engine: Engine): Promise<unknown> {
   return { searches, files, fetched, outlines };
 }
 
-/** A fresh build of a copy of the tree: what an incremental index must answer like. */
-async function freshAnswers(root: string): Promise<unknown> {
+/** A fresh build of a copy of the tree on the store `spec` names: what an incremental index must answer like. */
+async function freshAnswersOn(root: string, spec: StoreSpec): Promise<unknown> {
   const copy = tempDir('repodex-fresh-');
   cpSync(root, copy, { recursive: true, filter: (source) => !source.includes('.repodex') });
-  const engine = engineFor(copy);
+  const engine = new Engine(copy, openStore(copy, spec), { autoIndex: true, lockWaitMs: 0 });
   await engine.sync();
   return answers(engine);
 }
 
-describe(`engine conformance (store: ${STORE})`, () => {
+for (const backend of testBackends()) {
+describe.skipIf(backend.missing !== undefined)(`engine conformance (store: ${backend.name})`, () => {
+  const store = (root: string): IndexStore => openStore(root, backend.spec);
+  /** An engine over the store under test; `auto` false behaves as REPODEX_INDEXING=0. */
+  const engineFor = (root: string, auto = true): Engine => new Engine(root, store(root), { autoIndex: auto, lockWaitMs: 0 });
+  const freshAnswers = (root: string): Promise<unknown> => freshAnswersOn(root, backend.spec);
+
   it('property: an incremental index answers exactly like a fresh build, over random add/modify/delete/rename/touch sequences', async () => {
     for (const seed of [11, 23, 37, 41, 59]) {
       const rng = prng(seed);
@@ -202,3 +199,4 @@ describe(`engine conformance (store: ${STORE})`, () => {
     expect(await engine.status()).toMatchObject({ state: 'ready', dirty: false });
   });
 });
+}

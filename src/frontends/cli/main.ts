@@ -35,6 +35,7 @@ import { type Style, styleFor } from './style.js';
 
 const GLOBAL_OPTIONS = {
   root: { type: 'string' },
+  store: { type: 'string' },
   json: { type: 'boolean' },
   indexing: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -248,6 +249,9 @@ function mainHelp(): string {
     '',
     'options for every command:',
     '  --root DIR   the repository (default: found from the current folder upwards)',
+    '  --store URL  where the index lives: fs (.repodex/ in the repository, the default) or a',
+    '               PostgreSQL URL such as postgres://user@host:5432/db (also REPODEX_STORE, or',
+    '               `store` in .repodex/config.json)',
     '  --json       print the result as JSON (the same object the JSONL protocol returns)',
     '  --indexing=off  never build or refresh the index automatically (as REPODEX_INDEXING=0)',
     '  -h, --help   help for a command',
@@ -257,7 +261,7 @@ function mainHelp(): string {
 }
 
 function commandHelp(spec: CommandSpec): string {
-  return [`${spec.usage}`, '', spec.summary, '', spec.details, '', 'also: --root DIR, --json, --indexing=off, --help'].join('\n');
+  return [`${spec.usage}`, '', spec.summary, '', spec.details, '', 'also: --root DIR, --store URL, --json, --indexing=off, --help'].join('\n');
 }
 
 function toInt(flag: string, value: string | undefined): number | undefined {
@@ -434,6 +438,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0;
     }
     const root = values.root as string | undefined;
+    const store = values.store as string | undefined;
     const indexing = values.indexing as string | undefined;
     if (indexing !== undefined) {
       if (indexing !== 'on' && indexing !== 'off') throw new RepodexError('BAD_REQUEST', `--indexing must be on or off, got ${JSON.stringify(indexing)}`);
@@ -447,7 +452,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       out(json ? JSON.stringify(data) : human(humanSafe(data), style));
     };
     if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json);
-    const engine = createEngine({ root, requireRepository: name !== 'init' });
+    const engine = createEngine({ root, requireRepository: name !== 'init', store });
     // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too.
     const repoPath = (path: string): string => cliPath(engine.root, path);
     /** Run one request as a call (audit log, response cap); refusals print their answer and exit 1. */
@@ -593,7 +598,7 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
     if (problem) throw new RepodexError('BAD_REQUEST', problem);
     limits[limit] = value;
   }
-  const server = await createServerEngine({ root, requireRepository: true, limits });
+  const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined });
   const log = (message: string): void => {
     io.stderr.write(`${message}\n`);
   };

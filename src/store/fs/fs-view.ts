@@ -316,7 +316,7 @@ export class FsIndexView implements IndexView {
     return this.segments[s]!.symbols.pathAt(slot - this.fileBase[s]!, first, last);
   }
 
-  sampleTerms(count: number): string[] {
+  async sampleTerms(count: number): Promise<string[]> {
     let largest: Segment | undefined;
     for (const segment of this.segments) if (!largest || segment.files.count > largest.files.count) largest = segment;
     if (!largest) return [];

@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32 } from '../../core/crc32.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { fsyncDir, writeFileDurable } from '../../core/fs-atomic.js';
@@ -6,7 +7,7 @@ import { crashPoint } from '../../core/crash.js';
 import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
 import { SECRET_RULES_VERSION } from '../../safety/secrets.js';
 import { MAGIC, tag } from '../../index/format.js';
-import type { ParseCache, ParsedContent } from '../backend.js';
+import type { IntegrityReport, ParseCache, ParsedContent } from '../backend.js';
 
 /**
  * The parse cache (`parse-cache.rpdx`): an append-only log of parse results keyed by content, so a
@@ -360,4 +361,39 @@ export class FsParseCache implements ParseCache {
     fsyncDir(this.dir);
     this.reload();
   }
+}
+
+/**
+ * The parse cache of one machine's copy of a repository (`.repodex/parse-cache.rpdx`), whatever
+ * store holds its index: a store in a database keeps no parse results (they are this machine's
+ * cache of its own work), so the composition root hands it this.
+ */
+export function localParseCache(dataDir: string): {
+  open(): Promise<ParseCache>;
+  check(): Promise<IntegrityReport>;
+  tidy(): Promise<void>;
+  clean(): Promise<string[]>;
+} {
+  const path = join(dataDir, NAME);
+  let cache: FsParseCache | undefined;
+  return {
+    async open() {
+      mkdirSync(dataDir, { recursive: true });
+      cache ??= new FsParseCache(path, dataDir);
+      return cache;
+    },
+    async check() {
+      if (!existsSync(path)) return { problems: [], checked: [], notes: [] };
+      return { ...verifyParseCache(path), checked: [NAME] };
+    },
+    async tidy() {
+      repairParseCache(path);
+    },
+    async clean() {
+      cache = undefined;
+      if (!existsSync(path)) return [];
+      rmSync(path, { force: true });
+      return [NAME];
+    },
+  };
 }

@@ -1,0 +1,49 @@
+import pg from 'pg';
+import type { HeldSession, SqlPool } from './store/pg/sql.js';
+import { unavailable } from './store/pg/pg-store.js';
+
+/** Connection-level failures (not a statement's): what `--store` must fix. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', '28P01', '28000', '3D000', '53300', '57P03']);
+
+/**
+ * The `pg` driver behind the store's SqlPool: the one place that imports it. Connection failures
+ * become one-line STORE_UNAVAILABLE errors naming the fix; statement errors pass through.
+ */
+export function pgPool(url: string, where: string): SqlPool {
+  let pool: pg.Pool;
+  try {
+    // allowExitOnIdle: a one-shot command exits when done, not after its idle connections time out.
+    pool = new pg.Pool({ connectionString: url, max: 8, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000, allowExitOnIdle: true });
+  } catch (error) {
+    throw unavailable(where, error);
+  }
+  // An idle connection the server closed must not crash the process: the next query reconnects.
+  pool.on('error', () => undefined);
+  const translate = (error: unknown): unknown => {
+    const code = (error as { code?: string }).code;
+    return code !== undefined && CONNECTION_CODES.has(code) ? unavailable(where, error) : error;
+  };
+  const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]): Promise<Row[]> => {
+    try {
+      return (await client.query(text, params as unknown[] | undefined)).rows as Row[];
+    } catch (error) {
+      throw translate(error);
+    }
+  };
+  return {
+    query: (text, params) => run(pool, text, params),
+    async connect(): Promise<HeldSession> {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw translate(error);
+      }
+      return {
+        query: (text, params) => run(client, text, params),
+        release: (broken) => client.release(broken === true),
+      };
+    },
+    end: () => pool.end(),
+  };
+}

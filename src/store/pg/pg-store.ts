@@ -1,0 +1,388 @@
+import { hostname } from 'node:os';
+import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
+import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
+import type { FileState, Tree } from '../../index/model.js';
+import type { Language } from '../../scan/language.js';
+import type { EmbedderIdentity } from '../../vector/embedder.js';
+import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, ParseCache, VectorManifest } from '../backend.js';
+import { migrate } from './migrations.js';
+import { PgGenerationWriter } from './pg-writer.js';
+import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
+import { PgVectorStore, modelKey } from './pg-vectors.js';
+import { type HeldSession, type SqlPool, inTransaction } from './sql.js';
+
+/** The oldest server the schema and queries are written for. */
+const MIN_SERVER_VERSION = 140000;
+/** pgvector from which HNSW searches can be filtered with iterative scans. */
+const MIN_VECTOR_VERSION = [0, 8, 0];
+/** The first key of every advisory lock repodex takes (the second is the repository's). */
+const LOCK_SPACE = { writer: 7_311_985, vectors: 7_311_986 } as const;
+
+/** The per-machine parse cache and its upkeep, supplied by the composition root (it lives beside the checkout, not in the database). */
+export interface LocalCache {
+  open(): Promise<ParseCache>;
+  check(): Promise<IntegrityReport>;
+  /** Drop a damaged tail or a cache made under other rules. */
+  tidy(): Promise<void>;
+  /** Remove it; returns what was removed. */
+  clean(): Promise<string[]>;
+}
+
+/** What `--store` names, for messages (never its password). */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the database URL';
+  }
+}
+
+/**
+ * The PostgreSQL store: one database holds the indexes of many repositories, each found by the
+ * root it indexes. Every table is keyed by `repo_id` first, so the schema distributes on Citus.
+ * A sync is one transaction (readers see the old or the new index, never half); the writer lock
+ * is a session advisory lock per repository.
+ */
+export class PgStore implements IndexStore {
+  private ready: Promise<void> | undefined;
+  private repo: string | undefined;
+  private readonly vectorStores = new Map<string, PgVectorStore>();
+
+  constructor(
+    private readonly pool: SqlPool,
+    /** The repository's root, as this machine sees it: what names the repository in the database. */
+    private readonly root: string,
+    private readonly where: string,
+    private readonly cache: LocalCache,
+  ) {}
+
+  /** Check the server once and bring its schema up to date; every failure names its fix. */
+  private prepare(): Promise<void> {
+    this.ready ??= (async () => {
+      let version: number;
+      try {
+        const [row] = await this.pool.query<{ server_version_num: string }>('SHOW server_version_num');
+        version = Number(row!.server_version_num);
+      } catch (error) {
+        throw unavailable(this.where, error);
+      }
+      if (version < MIN_SERVER_VERSION) {
+        throw new RepodexError('STORE_UNAVAILABLE', `${this.where} runs PostgreSQL ${Math.floor(version / 10000)}; repodex needs 14 or newer`, { selfContained: true });
+      }
+      const [vector] = await this.pool.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
+      if (!vector) {
+        try {
+          await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+        } catch (error) {
+          throw new RepodexError(
+            'STORE_UNAVAILABLE',
+            `${this.where} lacks the pgvector extension and this user may not add it (${errorMessage(error)}): run \`CREATE EXTENSION vector;\` in that database as its owner (pgvector ≥ 0.8)`,
+            { selfContained: true },
+          );
+        }
+      } else if (compareVersions(vector.extversion, MIN_VECTOR_VERSION) < 0) {
+        throw new RepodexError('STORE_UNAVAILABLE', `${this.where} has pgvector ${vector.extversion}; repodex needs 0.8 or newer: run \`ALTER EXTENSION vector UPDATE;\``, { selfContained: true });
+      }
+      await migrate(this.pool, this.where);
+    })();
+    this.ready.catch(() => (this.ready = undefined));
+    return this.ready;
+  }
+
+  /** The repository's id, or undefined when the database has never held it. */
+  async repoId(): Promise<string | undefined> {
+    if (this.repo) return this.repo;
+    await this.prepare();
+    const [row] = await this.pool.query<{ id: string }>('SELECT id FROM repos WHERE root = $1', [this.root]);
+    this.repo = row?.id;
+    return this.repo;
+  }
+
+  /** The repository's id, registering it (`pending`) the first time. */
+  private async ensureRepo(): Promise<string> {
+    const known = await this.repoId();
+    if (known) return known;
+    await this.pool.query('INSERT INTO repos (root) VALUES ($1) ON CONFLICT (root) DO NOTHING', [this.root]);
+    const id = await this.repoId();
+    if (!id) throw new RepodexError('INTERNAL', `could not register ${this.root} in ${this.where}`);
+    return id;
+  }
+
+  async readMeta(): Promise<IndexMeta | undefined> {
+    const id = await this.repoId();
+    if (!id) return undefined;
+    const [row] = await this.pool.query<{ meta: IndexMeta | null }>('SELECT meta FROM repos WHERE id = $1', [id]);
+    const meta = row?.meta ?? undefined;
+    if (meta && meta.format_version !== FORMAT_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `the index in ${this.where} has format version ${meta.format_version}, this repodex reads ${FORMAT_VERSION}`);
+    return meta;
+  }
+
+  async stamp(): Promise<string> {
+    const id = await this.repoId();
+    if (!id) return '';
+    const [row] = await this.pool.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]);
+    return row && Number(row.generation) > 0 ? `${id}:${row.generation}` : '';
+  }
+
+  async open(): Promise<IndexView> {
+    const id = await this.repoId();
+    if (!id) throw new RepodexError('INDEX_MISSING');
+    // One snapshot for everything the view keeps: the commit record, the catalog and the chunks.
+    const snapshot = await inTransaction(
+      this.pool,
+      async (tx) => {
+        const [repo] = await tx.query<{ generation: string; meta: IndexMeta | null; tree: { tree: Tree; gitDirty: string[] | null } | null }>(
+          'SELECT generation, meta, tree FROM repos WHERE id = $1',
+          [id],
+        );
+        if (!repo?.meta || Number(repo.generation) === 0) throw new RepodexError('INDEX_MISSING');
+        if (repo.meta.format_version !== FORMAT_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `the index in ${this.where} has format version ${repo.meta.format_version}`);
+        const files = await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number }>(
+          'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count FROM files WHERE repo_id = $1',
+          [id],
+        );
+        const chunks = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null }>(
+          'SELECT chunk_id, path, chunk_index, start_line, end_line, chunk_hash, tokens, snippet, symbol FROM chunks WHERE repo_id = $1',
+          [id],
+        );
+        return { repo, files, chunks };
+      },
+      'repeatable read',
+    );
+    const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+    const files: FileRow[] = snapshot.files
+      .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count }))
+      .sort((a, b) => byPath(a.path, b.path));
+    const chunks: ChunkRow[] = snapshot.chunks
+      .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol }))
+      .sort((a, b) => byPath(a.path, b.path) || a.chunkIndex - b.chunkIndex);
+    const stored = snapshot.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
+    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation: Number(snapshot.repo.generation), tree: stored.tree, gitDirty: stored.gitDirty, files, chunks });
+  }
+
+  async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
+    const id = await this.ensureRepo();
+    await this.pool.query("UPDATE repos SET index_status = 'indexing' WHERE id = $1", [id]);
+    const settle = (): void => {
+      // Back to what the committed index is (a commit already said `ready`).
+      void this.pool.query("UPDATE repos SET index_status = CASE WHEN generation > 0 THEN 'ready' ELSE 'pending' END WHERE id = $1 AND index_status = 'indexing'", [id]).catch(() => undefined);
+    };
+    return PgGenerationWriter.begin(await this.pool.connect(), id, base, settle);
+  }
+
+  /** Take a session advisory lock of `kind` on the repository, waiting up to `waitMs`. */
+  private async acquire(kind: keyof typeof LOCK_SPACE, waitMs: number): Promise<HeldLock> {
+    const id = await this.ensureRepo();
+    const session = await this.pool.connect();
+    const deadline = Date.now() + waitMs;
+    try {
+      for (;;) {
+        const [row] = await session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [LOCK_SPACE[kind], id]);
+        if (row!.locked) break;
+        if (Date.now() >= deadline) {
+          const owner = await this.holder(kind);
+          const who = owner ? ` (process ${owner.pid} on ${owner.host} since ${owner.started})` : '';
+          throw new RepodexError('LOCKED', kind === 'writer' ? `another sync is running${who}` : `embedding is running${who}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await session.query(
+        `INSERT INTO repo_locks (repo_id, kind, pid, host, backend_pid) VALUES ($1, $2, $3, $4, pg_backend_pid())
+         ON CONFLICT (repo_id, kind) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, started = now(), backend_pid = EXCLUDED.backend_pid`,
+        [id, kind, process.pid, hostname()],
+      );
+    } catch (error) {
+      session.release(true);
+      throw error;
+    }
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        await releaseLock(session, LOCK_SPACE[kind], id);
+      },
+    };
+  }
+
+  /** Who holds a lock of `kind` on the repository now, or undefined (a holder that died released it with its connection). */
+  private async holder(kind: keyof typeof LOCK_SPACE): Promise<LockOwner | undefined> {
+    const id = await this.repoId();
+    if (!id) return undefined;
+    const [row] = await this.pool.query<{ pid: number; host: string; started: string }>(
+      `SELECT o.pid, o.host, o.started::text AS started
+         FROM pg_locks l JOIN repo_locks o ON o.backend_pid = l.pid AND o.repo_id = $1 AND o.kind = $3
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.classid = $2::bigint::oid AND l.objid = (hashtext($1::text)::bigint & 4294967295)::oid`,
+      [id, LOCK_SPACE[kind], kind],
+    );
+    return row ? { pid: row.pid, host: row.host, started: new Date(row.started).toISOString() } : undefined;
+  }
+
+  lock(options: { readonly waitMs?: number } = {}): Promise<HeldLock> {
+    return this.acquire('writer', options.waitMs ?? 0);
+  }
+
+  syncRunning(): Promise<LockOwner | undefined> {
+    return this.holder('writer');
+  }
+
+  vectorLock(options: { readonly waitMs?: number } = {}): Promise<HeldLock> {
+    return this.acquire('vectors', options.waitMs ?? 0);
+  }
+
+  embeddingRunning(): Promise<LockOwner | undefined> {
+    return this.holder('vectors');
+  }
+
+  async check(options: { readonly deep?: boolean } = {}): Promise<IntegrityReport> {
+    const id = await this.repoId();
+    if (!id) return { problems: [], checked: [], notes: [] };
+    const problems: string[] = [];
+    const meta = await this.readMeta();
+    if (!meta) return { problems: [], checked: [], notes: [] };
+    const [counts] = await this.pool.query<{ files: string; chunks: string; mismatched: string; orphans: string; unposted: string }>(
+      `SELECT (SELECT count(*) FROM files WHERE repo_id = $1) AS files,
+              (SELECT count(*) FROM chunks WHERE repo_id = $1) AS chunks,
+              (SELECT count(*) FROM files f WHERE f.repo_id = $1
+                  AND f.chunk_count <> (SELECT count(*) FROM chunks c WHERE c.repo_id = $1 AND c.path = f.path)) AS mismatched,
+              (SELECT count(*) FROM chunks c WHERE c.repo_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = $1 AND f.path = c.path)) AS orphans,
+              ${options.deep ? `(SELECT count(*) FROM postings p WHERE p.repo_id = $1 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.repo_id = $1 AND c.chunk_id = p.chunk_id))` : '0'} AS unposted`,
+      [id],
+    );
+    if (Number(counts!.files) !== meta.counts.files) problems.push(`the index records ${meta.counts.files} files, the database holds ${counts!.files}`);
+    if (Number(counts!.chunks) !== meta.counts.chunks) problems.push(`the index records ${meta.counts.chunks} chunks, the database holds ${counts!.chunks}`);
+    if (Number(counts!.mismatched) > 0) problems.push(`${counts!.mismatched} file(s) hold another number of chunks than they record`);
+    if (Number(counts!.orphans) > 0) problems.push(`${counts!.orphans} chunk(s) belong to no catalogued file`);
+    if (Number(counts!.unposted) > 0) problems.push(`${counts!.unposted} posting(s) name chunks the index does not hold`);
+    if (meta.feature_version !== FEATURE_VERSION) problems.push(`built with other rules (feature version ${meta.feature_version}, this repodex ${FEATURE_VERSION})`);
+    return { problems, checked: [`${this.where}: generation ${meta.generation} (files, chunks${options.deep ? ', postings' : ''})`], notes: [] };
+  }
+
+  checkCache(): Promise<IntegrityReport> {
+    return this.cache.check();
+  }
+
+  parseCache(): Promise<ParseCache> {
+    return this.cache.open();
+  }
+
+  async tidy(): Promise<void> {
+    await this.cache.tidy();
+  }
+
+  async clean(): Promise<string[]> {
+    const id = await this.repoId();
+    const removed = await this.cache.clean();
+    if (!id) return removed;
+    await this.pool.query('DELETE FROM postings WHERE repo_id = $1', [id]);
+    await this.pool.query('DELETE FROM repos WHERE id = $1', [id]);
+    this.repo = undefined;
+    this.vectorStores.clear();
+    return [...removed, `the index of ${this.root} in ${this.where}`];
+  }
+
+  async sizeOnDisk(): Promise<number> {
+    const id = await this.repoId();
+    if (!id) return 0;
+    const [row] = await this.pool.query<{ bytes: string | null }>(
+      `SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c WHERE c.repo_id = $1)
+            + (SELECT coalesce(sum(pg_column_size(f.*)), 0) FROM files f WHERE f.repo_id = $1)
+            + (SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM postings p WHERE p.repo_id = $1) AS bytes`,
+      [id],
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
+  vectors(identity: EmbedderIdentity): PgVectorStore {
+    const key = modelKey(identity);
+    let store = this.vectorStores.get(key);
+    if (!store) {
+      store = new PgVectorStore(this.pool, () => this.repoId(), identity);
+      this.vectorStores.set(key, store);
+    }
+    return store;
+  }
+
+  async dropOtherVectors(keep: EmbedderIdentity): Promise<number> {
+    const id = await this.repoId();
+    if (!id) return 0;
+    const [row] = await this.pool.query<{ n: string }>(
+      "WITH dropped AS (DELETE FROM embeddings WHERE repo_id = $1 AND model LIKE $2 || '/%' AND model <> $3 RETURNING model) SELECT count(DISTINCT model) AS n FROM dropped",
+      [id, keep.engine, modelKey(keep)],
+    );
+    return Number(row!.n);
+  }
+
+  async readVectorManifest(): Promise<VectorManifest | undefined> {
+    const id = await this.repoId();
+    if (!id) return undefined;
+    const [row] = await this.pool.query<{ vector_manifest: VectorManifest | null }>('SELECT vector_manifest FROM repos WHERE id = $1', [id]);
+    return row?.vector_manifest ?? undefined;
+  }
+
+  async writeVectorManifest(manifest: Omit<VectorManifest, 'version'>): Promise<void> {
+    const id = await this.ensureRepo();
+    await this.pool.query('UPDATE repos SET vector_manifest = $2 WHERE id = $1', [id, JSON.stringify({ version: 2, ...manifest })]);
+  }
+
+  async checkVectors(): Promise<IntegrityReport> {
+    const manifest = await this.readVectorManifest();
+    if (!manifest) return { problems: [], checked: [], notes: [] };
+    const id = (await this.repoId())!;
+    const [row] = await this.pool.query<{ n: string; wrong: string }>(
+      'SELECT count(*) AS n, count(*) FILTER (WHERE vector_dims(embedding) <> dim) AS wrong FROM embeddings WHERE repo_id = $1 AND model = $2',
+      [id, modelKey({ engine: manifest.engine, model: manifest.model, dim: manifest.dim, metric: 'cosine' })],
+    );
+    const problems: string[] = [];
+    if (Number(row!.wrong) > 0) problems.push(`${row!.wrong} vector(s) of ${manifest.model} have another dimension than ${manifest.dim}`);
+    if (manifest.records !== undefined && Number(row!.n) < manifest.records) problems.push(`the manifest counts ${manifest.records} vectors, the database holds ${row!.n}`);
+    return { problems, checked: [`${this.where}: vectors of ${manifest.engine} ${manifest.model}`], notes: [] };
+  }
+
+  async vectorsSizeOnDisk(): Promise<number> {
+    const id = await this.repoId();
+    if (!id) return 0;
+    const [row] = await this.pool.query<{ bytes: string | null }>('SELECT coalesce(sum(pg_column_size(e.*)), 0) AS bytes FROM embeddings e WHERE e.repo_id = $1', [id]);
+    return Number(row?.bytes ?? 0);
+  }
+}
+
+/** Unlock and give the connection back (closed instead when unlocking failed: that releases the lock too). */
+async function releaseLock(session: HeldSession, space: number, repoId: string): Promise<void> {
+  try {
+    await session.query('DELETE FROM repo_locks WHERE repo_id = $1 AND backend_pid = pg_backend_pid()', [repoId]);
+    await session.query('SELECT pg_advisory_unlock($1, hashtext($2))', [space, repoId]);
+    session.release();
+  } catch {
+    session.release(true);
+  }
+}
+
+/** A connection failure, as one line that says what to check. */
+export function unavailable(where: string, error: unknown): RepodexError {
+  if (isRepodexError(error)) return error;
+  const code = (error as { code?: string }).code;
+  const message = errorMessage(error);
+  const fix =
+    code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT'
+      ? 'is the server running, and are the host and port right?'
+      : code === '28P01' || code === '28000'
+        ? 'check the user and password in the URL'
+        : code === '3D000'
+          ? 'create the database first (createdb), or name an existing one in the URL'
+          : 'check the URL and that the server accepts connections';
+  return new RepodexError('STORE_UNAVAILABLE', `cannot connect to ${where}: ${message}; ${fix}`, { selfContained: true, cause: error });
+}
+
+function compareVersions(version: string, minimum: readonly number[]): number {
+  const parts = version.split('.').map((part) => Number.parseInt(part, 10) || 0);
+  for (let i = 0; i < minimum.length; i++) {
+    const diff = (parts[i] ?? 0) - minimum[i]!;
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}

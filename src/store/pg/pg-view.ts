@@ -1,0 +1,271 @@
+import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
+import { RepodexError } from '../../core/errors.js';
+import type { ChunkRecord, CorpusStats, FileRecord, FileState, PostingList, Tree } from '../../index/model.js';
+import { declarationPathAt } from '../../index/symbols-codec.js';
+import type { OutlineSymbol } from '../../lang/types.js';
+import type { Language } from '../../scan/language.js';
+import type { Catalog, IndexMeta, IndexView } from '../backend.js';
+import type { SqlPool } from './sql.js';
+
+/** A file row as the view keeps it (its outline is read on demand). */
+export interface FileRow {
+  readonly path: string;
+  readonly state: FileState;
+  readonly language: Language;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs: number;
+  readonly ino: number;
+  readonly contentHash: string;
+  readonly chunkCount: number;
+}
+
+/** A chunk row as the view keeps it (its text stays in the database). */
+export interface ChunkRow {
+  readonly id: number;
+  readonly path: string;
+  readonly chunkIndex: number;
+  readonly startLine: number;
+  readonly endLine: number;
+  readonly hash: string;
+  readonly tokens: number;
+  readonly snippet: string;
+  readonly symbol: string | null;
+}
+
+/** Everything a view holds in memory, read in one snapshot. */
+export interface ViewSnapshot {
+  readonly meta: IndexMeta;
+  readonly generation: number;
+  readonly tree: Tree;
+  readonly gitDirty: readonly string[] | null;
+  /** Sorted by path (JavaScript string order, as the file store sorts). */
+  readonly files: readonly FileRow[];
+  /** Sorted by (path, chunk index). */
+  readonly chunks: readonly ChunkRow[];
+}
+
+/**
+ * A generation of the PostgreSQL store. Files and chunk metadata (not their text) are read once,
+ * in one snapshot; docs are chunks in (path, chunk index) order, so every doc is live and
+ * `docOrder` is the identity. Postings, outlines and terms are read per request, each in one
+ * statement that also reads the repository's generation: an answer that would mix this
+ * generation with a newer one throws INDEX_CHANGED instead, and the engine asks again.
+ */
+export class PgIndexView implements IndexView {
+  readonly meta: IndexMeta;
+  readonly stats: CorpusStats;
+  readonly docCount: number;
+  readonly docFile: Uint32Array;
+  readonly docTokens: Uint32Array;
+  readonly docOrder: Uint32Array;
+  readonly fileSlots: number;
+  private readonly files: readonly FileRow[];
+  private readonly rows: readonly ChunkRow[];
+  private readonly slotOf = new Map<string, number>();
+  private readonly firstDoc: Uint32Array;
+  private readonly docById = new Map<number, number>();
+  private hashes: Uint8Array | undefined;
+
+  constructor(
+    private readonly pool: SqlPool,
+    private readonly repoId: string,
+    private readonly snapshot: ViewSnapshot,
+  ) {
+    this.meta = snapshot.meta;
+    this.files = snapshot.files;
+    this.rows = snapshot.chunks;
+    this.fileSlots = this.files.length;
+    this.files.forEach((file, slot) => this.slotOf.set(file.path, slot));
+    this.docCount = this.rows.length;
+    this.docFile = new Uint32Array(this.docCount);
+    this.docTokens = new Uint32Array(this.docCount);
+    this.docOrder = Uint32Array.from({ length: this.docCount }, (_, doc) => doc);
+    this.firstDoc = new Uint32Array(this.fileSlots + 1);
+    let tokens = 0;
+    let doc = 0;
+    for (let slot = 0; slot < this.fileSlots; slot++) {
+      this.firstDoc[slot] = doc;
+      const path = this.files[slot]!.path;
+      for (; doc < this.docCount && this.rows[doc]!.path === path; doc++) {
+        const row = this.rows[doc]!;
+        this.docFile[doc] = slot;
+        this.docTokens[doc] = row.tokens;
+        this.docById.set(row.id, doc);
+        tokens += row.tokens;
+      }
+    }
+    this.firstDoc[this.fileSlots] = doc;
+    if (doc !== this.docCount) throw new RepodexError('INDEX_CORRUPT', `chunk ${this.rows[doc]!.path}#${this.rows[doc]!.chunkIndex} belongs to no catalogued file`);
+    this.stats = { chunkCount: this.docCount, fileCount: this.fileSlots, avgChunkTokens: this.docCount === 0 ? 0 : tokens / this.docCount };
+  }
+
+  get generation(): number {
+    return this.snapshot.generation;
+  }
+
+  filePath(slot: number): string {
+    return this.files[slot]!.path;
+  }
+
+  fileLanguage(slot: number): Language {
+    return this.files[slot]!.language;
+  }
+
+  fileRecord(slot: number): FileRecord {
+    const { path, state, language, size, mtimeMs, ctimeMs, ino, contentHash, chunkCount } = this.files[slot]!;
+    return { path, state, language, size, mtimeMs, ctimeMs, ino, contentHash, chunkCount };
+  }
+
+  findFile(path: string): number {
+    return this.slotOf.get(path) ?? -1;
+  }
+
+  fileDocs(slot: number): { readonly from: number; readonly to: number } {
+    return { from: this.firstDoc[slot]!, to: this.firstDoc[slot + 1]! };
+  }
+
+  catalog(): Catalog {
+    const files = this.files;
+    return {
+      count: files.length,
+      tree: this.snapshot.tree,
+      gitDirty: this.snapshot.gitDirty,
+      path: (i) => files[i]!.path,
+      stamp: (i) => {
+        const file = files[i]!;
+        return { size: file.size, mtimeMs: file.mtimeMs, ctimeMs: file.ctimeMs, ino: file.ino };
+      },
+      record: (i) => this.fileRecord(i),
+      find: (path) => this.findFile(path),
+    };
+  }
+
+  /** Rows of one statement that also reads the generation (as `generation` on every row, and on a row of its own when nothing else matched). */
+  private async current<Row extends { generation: string | number }>(text: string, params: readonly unknown[]): Promise<Row[]> {
+    const rows = await this.pool.query<Row>(text, params);
+    const generation = rows.length === 0 ? undefined : Number(rows[0]!.generation);
+    if (generation !== this.snapshot.generation) {
+      throw new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
+    }
+    return rows;
+  }
+
+  async postings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
+    if (terms.length === 0) return [];
+    const rows = await this.current<{ generation: string; term: string | null; chunk_id: string | null; tf: number | null }>(
+      `SELECT r.generation, p.term, p.chunk_id, p.tf
+         FROM repos r LEFT JOIN postings p ON p.repo_id = r.id AND p.term = ANY($2::text[])
+        WHERE r.id = $1`,
+      [this.repoId, terms],
+    );
+    const byTerm = new Map<string, { doc: number; tf: number }[]>();
+    for (const row of rows) {
+      if (row.term === null) continue;
+      const doc = this.docById.get(Number(row.chunk_id));
+      if (doc === undefined) throw new RepodexError('INDEX_CORRUPT', `a posting of "${row.term}" names chunk ${row.chunk_id}, which the index does not hold`);
+      let list = byTerm.get(row.term);
+      if (!list) byTerm.set(row.term, (list = []));
+      list.push({ doc, tf: Number(row.tf) });
+    }
+    return terms.map((term) => {
+      const list = byTerm.get(term);
+      if (!list) return undefined;
+      list.sort((a, b) => a.doc - b.doc);
+      return { term, df: list.length, docs: Uint32Array.from(list, (p) => p.doc), tfs: Uint32Array.from(list, (p) => p.tf) };
+    });
+  }
+
+  async documentFrequencies(terms: readonly string[]): Promise<number[]> {
+    if (terms.length === 0) return [];
+    const rows = await this.current<{ generation: string; term: string | null; df: string | null }>(
+      `SELECT r.generation, d.term, d.df
+         FROM repos r LEFT JOIN (
+           SELECT term, count(*) AS df FROM postings WHERE repo_id = $1 AND term = ANY($2::text[]) GROUP BY term
+         ) d ON true
+        WHERE r.id = $1`,
+      [this.repoId, terms],
+    );
+    const df = new Map<string, number>();
+    for (const row of rows) if (row.term !== null) df.set(row.term, Number(row.df));
+    return terms.map((term) => df.get(term) ?? 0);
+  }
+
+  async chunks(docs: readonly number[]): Promise<ChunkRecord[]> {
+    return docs.map((doc) => {
+      const row = this.rows[doc];
+      if (!row || !Number.isInteger(doc)) throw new RepodexError('INTERNAL', `no doc ${doc} in this index`);
+      return {
+        id: row.id,
+        doc,
+        path: row.path,
+        chunkIndex: row.chunkIndex,
+        startLine: row.startLine,
+        endLine: row.endLine,
+        hash: row.hash,
+        snippet: row.snippet,
+        symbol: row.symbol,
+        language: this.files[this.docFile[doc]!]!.language,
+      };
+    });
+  }
+
+  docOf(chunkId: number): number {
+    return this.docById.get(chunkId) ?? -1;
+  }
+
+  /** The outline of a file as stored (one statement, generation checked). */
+  private async storedOutline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    const rows = await this.current<{ generation: string; symbols: OutlineSymbol[] | null; fallback: string | null; found: boolean }>(
+      `SELECT r.generation, f.symbols, f.fallback, f.path IS NOT NULL AS found
+         FROM repos r LEFT JOIN files f ON f.repo_id = r.id AND f.path = $2
+        WHERE r.id = $1`,
+      [this.repoId, this.filePath(slot)],
+    );
+    const row = rows[0]!;
+    if (!row.found) throw new RepodexError('INDEX_CORRUPT', `${this.filePath(slot)} is catalogued but has no row`);
+    return { symbols: row.symbols ?? [], fallback: row.fallback as ChunkFallback };
+  }
+
+  async outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    return this.storedOutline(slot);
+  }
+
+  async symbolAt(slot: number, first: number, last: number): Promise<string | null> {
+    const { symbols } = await this.storedOutline(slot);
+    return declarationPathAt(
+      symbols.length,
+      {
+        start: (i) => symbols[i]!.start_line,
+        end: (i) => symbols[i]!.end_line,
+        kind: (i) => symbols[i]!.kind,
+        name: (i) => symbols[i]!.name,
+        parent: (i) => symbols[i]!.parent_symbol,
+      },
+      first,
+      last,
+    );
+  }
+
+  async sampleTerms(count: number): Promise<string[]> {
+    const rows = await this.pool.query<{ term: string }>(
+      `SELECT term FROM (
+         SELECT term, row_number() OVER (ORDER BY term COLLATE "C") AS rank, count(*) OVER () AS total
+           FROM (SELECT DISTINCT term FROM postings WHERE repo_id = $1 AND term >= ' ') d
+       ) t
+       WHERE (rank - 1) % greatest(1, total / $2) = 0
+       ORDER BY term COLLATE "C" LIMIT $2`,
+      [this.repoId, Math.max(1, count)],
+    );
+    return rows.map((row) => row.term);
+  }
+
+  chunkHashes(): Uint8Array {
+    if (!this.hashes) {
+      const out = new Uint8Array(this.docCount * 32);
+      this.rows.forEach((row, doc) => out.set(Buffer.from(row.hash, 'hex'), doc * 32));
+      this.hashes = out;
+    }
+    return this.hashes;
+  }
+}

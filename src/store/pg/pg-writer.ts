@@ -1,0 +1,271 @@
+import { RepodexError } from '../../core/errors.js';
+import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
+import { ChunkTermCounter } from '../../index/chunk-terms.js';
+import type { NewFile, Tree } from '../../index/model.js';
+import type { CommitResult, GenerationWriter, IndexMeta, IndexView, MetaDraft } from '../backend.js';
+import type { HeldSession } from './sql.js';
+
+/** PostgreSQL's text and jsonb hold no NUL character: it becomes U+FFFD (a file with one is rare: binary files are skipped). */
+function pgText(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
+}
+
+/** Rows buffered before they are sent in one statement per table. */
+const FLUSH_POSTINGS = 20_000;
+
+/** Rows waiting to be inserted, column by column (what `unnest` takes). */
+class PendingRows {
+  chunkPaths: string[] = [];
+  chunkIndexes: number[] = [];
+  starts: number[] = [];
+  ends: number[] = [];
+  contents: string[] = [];
+  hashes: string[] = [];
+  languages: string[] = [];
+  ids: number[] = [];
+  tokens: number[] = [];
+  snippets: string[] = [];
+  symbols: (string | null)[] = [];
+  postingTerms: string[] = [];
+  postingIds: number[] = [];
+  postingTfs: number[] = [];
+  filePaths: string[] = [];
+  fileStates: string[] = [];
+  fileLanguages: string[] = [];
+  fileSizes: number[] = [];
+  fileMtimes: number[] = [];
+  fileCtimes: number[] = [];
+  fileInodes: number[] = [];
+  fileHashes: string[] = [];
+  fileChunkCounts: number[] = [];
+  fileFallbacks: (string | null)[] = [];
+  fileSymbols: string[] = [];
+
+  get empty(): boolean {
+    return this.filePaths.length === 0 && this.chunkPaths.length === 0;
+  }
+}
+
+/**
+ * One sync of a repository on PostgreSQL, as one transaction on a connection of its own: readers
+ * see the previous generation until `commit`, and `abort` (or a dropped connection: a crash)
+ * leaves no trace. A full rebuild starts by deleting the repository's rows (invisible to readers
+ * until commit); an incremental one replaces the files it is given, seed 001 §2.5's way: chunks
+ * with the same (path, chunk index, chunk hash) are kept and touched, the others deleted or
+ * inserted. Rows stream to the server in batches as files come.
+ */
+export class PgGenerationWriter implements GenerationWriter {
+  private pending = new PendingRows();
+  private pendingPostings = 0;
+  private readonly counter = new ChunkTermCounter();
+  /** Paths this generation (re)wrote: their chunks get the new HEAD as last_seen_commit. */
+  private readonly touched: string[] = [];
+  private tree: Tree = { dirs: [], controls: [] };
+  private gitDirty: readonly string[] | null = null;
+  private done = false;
+
+  private constructor(
+    private readonly session: HeldSession,
+    private readonly repoId: string,
+    private readonly base: IndexView | undefined,
+    private readonly onEnd: () => void,
+  ) {}
+
+  static async begin(session: HeldSession, repoId: string, base: IndexView | undefined, onEnd: () => void): Promise<PgGenerationWriter> {
+    try {
+      await session.query('BEGIN');
+      if (!base) {
+        // A full rebuild: what the repository held goes (readers keep seeing it until commit).
+        await session.query('DELETE FROM postings WHERE repo_id = $1', [repoId]);
+        await session.query('DELETE FROM chunks WHERE repo_id = $1', [repoId]);
+        await session.query('DELETE FROM files WHERE repo_id = $1', [repoId]);
+      }
+    } catch (error) {
+      await session.query('ROLLBACK').catch(() => undefined);
+      session.release(true);
+      onEnd();
+      throw error;
+    }
+    return new PgGenerationWriter(session, repoId, base, onEnd);
+  }
+
+  private live(): void {
+    if (this.done) throw new RepodexError('INTERNAL', 'generation already committed or aborted');
+  }
+
+  /** Delete a path's rows (its chunks' postings, chunks whose identity is not in `keep`, the file). */
+  private async dropPath(path: string, keep?: { indexes: number[]; hashes: string[] }): Promise<void> {
+    await this.flush();
+    await this.session.query(
+      'DELETE FROM postings WHERE repo_id = $1 AND chunk_id IN (SELECT chunk_id FROM chunks WHERE repo_id = $1 AND path = $2)',
+      [this.repoId, path],
+    );
+    if (keep && keep.indexes.length > 0) {
+      await this.session.query(
+        `DELETE FROM chunks c WHERE c.repo_id = $1 AND c.path = $2
+            AND NOT EXISTS (SELECT 1 FROM unnest($3::int[], $4::text[]) AS k(chunk_index, chunk_hash)
+                             WHERE k.chunk_index = c.chunk_index AND k.chunk_hash = c.chunk_hash)`,
+        [this.repoId, path, keep.indexes, keep.hashes],
+      );
+    } else {
+      await this.session.query('DELETE FROM chunks WHERE repo_id = $1 AND path = $2', [this.repoId, path]);
+    }
+    await this.session.query('DELETE FROM files WHERE repo_id = $1 AND path = $2', [this.repoId, path]);
+  }
+
+  async remove(path: string): Promise<void> {
+    this.live();
+    await this.dropPath(path);
+  }
+
+  async add(file: NewFile): Promise<void> {
+    this.live();
+    const { record } = file;
+    const hashes = file.chunks.map((chunk) => Buffer.from(chunk.hash).toString('hex'));
+    // A file the base holds is replaced: its unchanged chunks (same position and content) stay, touched below.
+    if (this.base && this.base.findFile(record.path) >= 0) await this.dropPath(record.path, { indexes: file.chunks.map((_, i) => i), hashes });
+    this.touched.push(record.path);
+    const rows = this.pending;
+    rows.filePaths.push(record.path);
+    rows.fileStates.push(record.state);
+    rows.fileLanguages.push(record.language);
+    rows.fileSizes.push(record.size);
+    rows.fileMtimes.push(record.mtimeMs);
+    rows.fileCtimes.push(record.ctimeMs);
+    rows.fileInodes.push(record.ino);
+    rows.fileHashes.push(record.contentHash);
+    rows.fileChunkCounts.push(file.chunks.length);
+    rows.fileFallbacks.push(file.fallback);
+    rows.fileSymbols.push(JSON.stringify(file.symbols, (_key, value: unknown) => (typeof value === 'string' ? pgText(value) : value)));
+    file.chunks.forEach((chunk, chunkIndex) => {
+      const counted = this.counter.count(chunk);
+      rows.chunkPaths.push(record.path);
+      rows.chunkIndexes.push(chunkIndex);
+      rows.starts.push(chunk.startLine);
+      rows.ends.push(chunk.endLine);
+      rows.contents.push(pgText(chunk.text));
+      rows.hashes.push(hashes[chunkIndex]!);
+      rows.languages.push(record.language);
+      rows.ids.push(chunk.id);
+      rows.tokens.push(counted.tokens);
+      rows.snippets.push(pgText(chunk.snippet));
+      rows.symbols.push(chunk.symbol === null ? null : pgText(chunk.symbol));
+      for (let t = 0; t < counted.terms.length; t++) {
+        rows.postingTerms.push(counted.terms[t]!);
+        rows.postingIds.push(chunk.id);
+        rows.postingTfs.push(counted.tfs[t]!);
+      }
+      this.pendingPostings += counted.terms.length;
+    });
+    if (this.pendingPostings >= FLUSH_POSTINGS) await this.flush();
+  }
+
+  /** Send the buffered rows: files, chunks (kept ones touched), postings. */
+  private async flush(): Promise<void> {
+    const rows = this.pending;
+    if (rows.empty) return;
+    this.pending = new PendingRows();
+    this.pendingPostings = 0;
+    const session = this.session;
+    await session.query(
+      `INSERT INTO files (repo_id, path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, fallback, symbols)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::int[], $11::text[], $12::jsonb[])`,
+      [this.repoId, rows.filePaths, rows.fileStates, rows.fileLanguages, rows.fileSizes, rows.fileMtimes, rows.fileCtimes, rows.fileInodes, rows.fileHashes, rows.fileChunkCounts, rows.fileFallbacks, rows.fileSymbols],
+    );
+    if (rows.chunkPaths.length > 0) {
+      await session.query(
+        `INSERT INTO chunks (repo_id, path, chunk_index, start_line, end_line, content, chunk_hash, last_seen_commit, language, chunk_id, tokens, snippet, symbol)
+         SELECT $1, p, i, s, e, c, h, '', l, id, t, sn, sy
+           FROM unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::int[], $11::text[], $12::text[])
+                AS u(p, i, s, e, c, h, l, id, t, sn, sy)
+         ON CONFLICT (repo_id, path, chunk_index, chunk_hash) DO UPDATE
+           SET start_line = EXCLUDED.start_line, end_line = EXCLUDED.end_line, content = EXCLUDED.content,
+               language = EXCLUDED.language, chunk_id = EXCLUDED.chunk_id, tokens = EXCLUDED.tokens,
+               snippet = EXCLUDED.snippet, symbol = EXCLUDED.symbol, updated_at = now()`,
+        [this.repoId, rows.chunkPaths, rows.chunkIndexes, rows.starts, rows.ends, rows.contents, rows.hashes, rows.languages, rows.ids, rows.tokens, rows.snippets, rows.symbols],
+      );
+    }
+    if (rows.postingTerms.length > 0) {
+      await session.query('INSERT INTO postings (repo_id, term, chunk_id, tf) SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])', [
+        this.repoId,
+        rows.postingTerms,
+        rows.postingIds,
+        rows.postingTfs,
+      ]);
+    }
+  }
+
+  async setTree(tree: Tree, gitDirty: readonly string[] | null): Promise<void> {
+    this.live();
+    this.tree = tree;
+    this.gitDirty = gitDirty;
+  }
+
+  async commit(draft: MetaDraft): Promise<CommitResult> {
+    this.live();
+    this.done = true;
+    const session = this.session;
+    let broken = false;
+    try {
+      await this.flush();
+      const head = draft.git?.commit ?? null;
+      // Seed 001 §2.5: the chunks this sync wrote or kept were seen at this commit.
+      if (this.touched.length > 0) {
+        await session.query('UPDATE chunks SET last_seen_commit = $2, updated_at = now() WHERE repo_id = $1 AND path = ANY($3::text[])', [this.repoId, head ?? '', this.touched]);
+      }
+      const [counts] = await session.query<{ files: string; indexed: string; chunks: string; source_bytes: number | null; generation: string }>(
+        `SELECT (SELECT count(*) FROM files WHERE repo_id = $1) AS files,
+                (SELECT count(*) FROM files WHERE repo_id = $1 AND state = 'indexed') AS indexed,
+                (SELECT coalesce(sum(size), 0) FROM files WHERE repo_id = $1 AND state = 'indexed') AS source_bytes,
+                (SELECT count(*) FROM chunks WHERE repo_id = $1) AS chunks,
+                (SELECT generation FROM repos WHERE id = $1 FOR UPDATE) AS generation`,
+        [this.repoId],
+      );
+      const files = Number(counts!.files);
+      const indexed = Number(counts!.indexed);
+      const meta: IndexMeta = {
+        format_version: FORMAT_VERSION,
+        feature_version: FEATURE_VERSION,
+        tool_version: TOOL_VERSION,
+        generation: Number(counts!.generation) + 1,
+        config_hash: draft.config_hash,
+        ...(draft.index_config_key === undefined ? {} : { index_config_key: draft.index_config_key }),
+        project_type: draft.project_type,
+        chunker: draft.chunker,
+        counts: { files, files_indexed: indexed, files_skipped: files - indexed, chunks: Number(counts!.chunks), segments: 1 },
+        source_bytes: Number(counts!.source_bytes ?? 0),
+        git: draft.git,
+        synced_at: draft.synced_at,
+        duration_ms: draft.duration_ms,
+      };
+      await session.query(
+        `UPDATE repos SET generation = $2, meta = $3, tree = $4, last_indexed_commit = $5, index_status = 'ready', last_indexed_at = now()
+          WHERE id = $1`,
+        [this.repoId, meta.generation, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
+      );
+      await session.query('COMMIT');
+      return { meta, merged: false };
+    } catch (error) {
+      broken = true;
+      await session.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      session.release(broken);
+      this.onEnd();
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    let broken = false;
+    try {
+      await this.session.query('ROLLBACK');
+    } catch {
+      broken = true;
+    } finally {
+      this.session.release(broken);
+      this.onEnd();
+    }
+  }
+}
