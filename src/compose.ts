@@ -12,6 +12,7 @@ import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 import { FsStore } from './store/fs/fs-store.js';
 import { localParseCache } from './store/fs/parse-cache.js';
+import { type DistributeReport, distribute } from './store/pg/distribute.js';
 import { PgStore, describeUrl } from './store/pg/pg-store.js';
 import type { HeldSession, SqlPool } from './store/pg/sql.js';
 import { VECTORS_DIR } from './store/fs/fs-vectors.js';
@@ -130,9 +131,34 @@ function lazyPool(url: string): SqlPool {
 export function openStore(root: string, spec: StoreSpec): IndexStore {
   const dataDir = repoPaths(root).dataDir;
   if (spec.kind === 'fs') return new FsStore(dataDir);
-  let pool = pools.get(spec.url);
-  if (!pool) pools.set(spec.url, (pool = lazyPool(spec.url)));
-  return new PgStore(pool, root, describeUrl(spec.url), localParseCache(dataDir));
+  return new PgStore(poolFor(spec.url), root, describeUrl(spec.url), localParseCache(dataDir));
+}
+
+/** The pool of a database URL, shared by everything in this process that uses it. */
+function poolFor(url: string): SqlPool {
+  let pool = pools.get(url);
+  if (!pool) pools.set(url, (pool = lazyPool(url)));
+  return pool;
+}
+
+/**
+ * `repodex db distribute`: spread the PostgreSQL store's tables over the Citus cluster the store
+ * URL names (a no-op on plain PostgreSQL). The store comes from `--store`, REPODEX_STORE or the
+ * config of the repository here, if any.
+ */
+export async function distributeStore(options: ComposeOptions = {}): Promise<DistributeReport & { readonly where: string }> {
+  let root: string;
+  try {
+    root = discoverRoot(options.cwd ?? process.cwd(), options.root, false);
+  } catch {
+    root = options.cwd ?? process.cwd();
+  }
+  const spec = storeSpecFor(root, { flag: options.store });
+  if (spec.kind === 'fs') {
+    throw new RepodexError('BAD_REQUEST', 'db distribute works on a PostgreSQL store, and the store here is the embedded one (.repodex/): pass --store postgres://…', { selfContained: true });
+  }
+  const where = describeUrl(spec.url);
+  return { ...(await distribute(poolFor(spec.url), where)), where };
 }
 
 /** The index store for a root, as `--store`, REPODEX_STORE or the config choose it. */

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEngine, createServerEngine } from '../../compose.js';
+import { createEngine, createServerEngine, distributeStore } from '../../compose.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { normalizeRelativePath } from '../../safety/path-guard.js';
@@ -29,6 +29,7 @@ import {
   printVerify,
   printWatchSync,
   shellWord,
+  printDistribute,
 } from './printers.js';
 import { progressBar } from './progress.js';
 import { type Style, styleFor } from './style.js';
@@ -226,6 +227,17 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  index status   = repodex status',
       '  index clean    = repodex clean',
       '  index verify   = repodex verify',
+    ].join('\n'),
+    options: {},
+  },
+  db: {
+    summary: 'set up a PostgreSQL store for scale-out: db distribute --store URL',
+    usage: 'repodex db distribute --store postgres://user@host:5432/db',
+    details: [
+      'On a Citus coordinator, spread repodex\'s tables over the worker nodes: every table is',
+      'distributed by repository (one repository\'s queries go to one node), the repository list',
+      'is copied to every node. Safe to run again, and before or after the first sync. On plain',
+      'PostgreSQL it changes nothing and says so.',
     ].join('\n'),
     options: {},
   },
@@ -452,6 +464,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       out(json ? JSON.stringify(data) : human(humanSafe(data), style));
     };
     if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json);
+    if (name === 'db') {
+      if (positionals[0] !== 'distribute') throw new RepodexError('BAD_REQUEST', `repodex db ${positionals[0] ?? ''}: the db command is \`repodex db distribute --store URL\``, { selfContained: true });
+      const report = await distributeStore({ root, store });
+      emit(report, (data) => printDistribute(data));
+      return 0;
+    }
     const engine = createEngine({ root, requireRepository: name !== 'init', store });
     // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too.
     const repoPath = (path: string): string => cliPath(engine.root, path);

@@ -269,6 +269,13 @@ export function printVerify(report: ResponseOf<'verify'>, style: Style): string 
 }
 
 /** Human output of `clean`. */
+/** Human output of `db distribute`. */
+export function printDistribute(report: { readonly citus: boolean; readonly changed: readonly string[]; readonly unchanged: readonly string[]; readonly workers: number; readonly where: string }): string {
+  if (!report.citus) return `${report.where} is plain PostgreSQL (no Citus extension): nothing to distribute; one server holds every repository`;
+  const done = report.changed.length === 0 ? 'already distributed' : `distributed ${report.changed.join(', ')}${report.unchanged.length > 0 ? ` (${report.unchanged.join(', ')} already were)` : ''}`;
+  return `${report.where}: ${done}, by repository over ${report.workers} worker node(s)`;
+}
+
 export function printClean(report: ResponseOf<'clean'>): string {
   return report.removed.length === 0 ? 'nothing to remove: no index here' : `removed ${report.removed.join(', ')} from .repodex (config.json and ignore kept)`;
 }

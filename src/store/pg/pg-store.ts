@@ -60,33 +60,7 @@ export class PgStore implements IndexStore {
 
   /** Check the server once and bring its schema up to date; every failure names its fix. */
   private prepare(): Promise<void> {
-    this.ready ??= (async () => {
-      let version: number;
-      try {
-        const [row] = await this.pool.query<{ server_version_num: string }>('SHOW server_version_num');
-        version = Number(row!.server_version_num);
-      } catch (error) {
-        throw unavailable(this.where, error);
-      }
-      if (version < MIN_SERVER_VERSION) {
-        throw new RepodexError('STORE_UNAVAILABLE', `${this.where} runs PostgreSQL ${Math.floor(version / 10000)}; repodex needs 14 or newer`, { selfContained: true });
-      }
-      const [vector] = await this.pool.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
-      if (!vector) {
-        try {
-          await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
-        } catch (error) {
-          throw new RepodexError(
-            'STORE_UNAVAILABLE',
-            `${this.where} lacks the pgvector extension and this user may not add it (${errorMessage(error)}): run \`CREATE EXTENSION vector;\` in that database as its owner (pgvector ≥ 0.8)`,
-            { selfContained: true },
-          );
-        }
-      } else if (compareVersions(vector.extversion, MIN_VECTOR_VERSION) < 0) {
-        throw new RepodexError('STORE_UNAVAILABLE', `${this.where} has pgvector ${vector.extversion}; repodex needs 0.8 or newer: run \`ALTER EXTENSION vector UPDATE;\``, { selfContained: true });
-      }
-      await migrate(this.pool, this.where);
-    })();
+    this.ready ??= prepareDatabase(this.pool, this.where);
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;
   }
@@ -189,9 +163,10 @@ export class PgStore implements IndexStore {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       await session.query(
-        `INSERT INTO repo_locks (repo_id, kind, pid, host, backend_pid) VALUES ($1, $2, $3, $4, pg_backend_pid())
-         ON CONFLICT (repo_id, kind) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, started = now(), backend_pid = EXCLUDED.backend_pid`,
-        [id, kind, process.pid, hostname()],
+        // Values, not functions, in DO UPDATE: Citus requires them immutable there.
+        `INSERT INTO repo_locks (repo_id, kind, pid, host, started, backend_pid) VALUES ($1, $2, $3, $4, $5, pg_backend_pid())
+         ON CONFLICT (repo_id, kind) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, started = EXCLUDED.started, backend_pid = EXCLUDED.backend_pid`,
+        [id, kind, process.pid, hostname(), new Date().toISOString()],
       );
     } catch (error) {
       session.release(true);
@@ -349,6 +324,38 @@ export class PgStore implements IndexStore {
     const [row] = await this.pool.query<{ bytes: string | null }>('SELECT coalesce(sum(pg_column_size(e.*)), 0) AS bytes FROM embeddings e WHERE e.repo_id = $1', [id]);
     return Number(row?.bytes ?? 0);
   }
+}
+
+/**
+ * Check that the server can hold repodex's indexes (PostgreSQL 14+, pgvector 0.8+, added if this
+ * user may) and bring the schema up to this build's. Every failure is one line naming its fix.
+ */
+export async function prepareDatabase(pool: SqlPool, where: string): Promise<void> {
+  let version: number;
+  try {
+    const [row] = await pool.query<{ server_version_num: string }>('SHOW server_version_num');
+    version = Number(row!.server_version_num);
+  } catch (error) {
+    throw unavailable(where, error);
+  }
+  if (version < MIN_SERVER_VERSION) {
+    throw new RepodexError('STORE_UNAVAILABLE', `${where} runs PostgreSQL ${Math.floor(version / 10000)}; repodex needs 14 or newer`, { selfContained: true });
+  }
+  const [vector] = await pool.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
+  if (!vector) {
+    try {
+      await pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+    } catch (error) {
+      throw new RepodexError(
+        'STORE_UNAVAILABLE',
+        `${where} lacks the pgvector extension and this user may not add it (${errorMessage(error)}): run \`CREATE EXTENSION vector;\` in that database as its owner (pgvector 0.8 or newer)`,
+        { selfContained: true },
+      );
+    }
+  } else if (compareVersions(vector.extversion, MIN_VECTOR_VERSION) < 0) {
+    throw new RepodexError('STORE_UNAVAILABLE', `${where} has pgvector ${vector.extversion}; repodex needs 0.8 or newer: run \`ALTER EXTENSION vector UPDATE;\``, { selfContained: true });
+  }
+  await migrate(pool, where);
 }
 
 /** Unlock and give the connection back (closed instead when unlocking failed: that releases the lock too). */

@@ -174,15 +174,16 @@ export class PgGenerationWriter implements GenerationWriter {
     );
     if (rows.chunkPaths.length > 0) {
       await session.query(
-        `INSERT INTO chunks (repo_id, path, chunk_index, start_line, end_line, content, chunk_hash, last_seen_commit, language, chunk_id, tokens, snippet, symbol)
-         SELECT $1, p, i, s, e, c, h, '', l, id, t, sn, sy
+        // Values, not functions, in DO UPDATE: Citus requires them immutable there.
+        `INSERT INTO chunks (repo_id, path, chunk_index, start_line, end_line, content, chunk_hash, last_seen_commit, language, chunk_id, tokens, snippet, symbol, updated_at)
+         SELECT $1, p, i, s, e, c, h, '', l, id, t, sn, sy, $13::timestamptz
            FROM unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::int[], $11::text[], $12::text[])
                 AS u(p, i, s, e, c, h, l, id, t, sn, sy)
          ON CONFLICT (repo_id, path, chunk_index, chunk_hash) DO UPDATE
            SET start_line = EXCLUDED.start_line, end_line = EXCLUDED.end_line, content = EXCLUDED.content,
                language = EXCLUDED.language, chunk_id = EXCLUDED.chunk_id, tokens = EXCLUDED.tokens,
-               snippet = EXCLUDED.snippet, symbol = EXCLUDED.symbol, updated_at = now()`,
-        [this.repoId, rows.chunkPaths, rows.chunkIndexes, rows.starts, rows.ends, rows.contents, rows.hashes, rows.languages, rows.ids, rows.tokens, rows.snippets, rows.symbols],
+               snippet = EXCLUDED.snippet, symbol = EXCLUDED.symbol, updated_at = EXCLUDED.updated_at`,
+        [this.repoId, rows.chunkPaths, rows.chunkIndexes, rows.starts, rows.ends, rows.contents, rows.hashes, rows.languages, rows.ids, rows.tokens, rows.snippets, rows.symbols, new Date().toISOString()],
       );
     }
     if (rows.postingTerms.length > 0) {
