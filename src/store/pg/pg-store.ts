@@ -186,13 +186,18 @@ export class PgStore implements IndexStore {
   private async holder(kind: keyof typeof LOCK_SPACE): Promise<LockOwner | undefined> {
     const id = await this.repoId();
     if (!id) return undefined;
-    const [row] = await this.pool.query<{ pid: number; host: string; started: string }>(
-      `SELECT o.pid, o.host, o.started::text AS started
-         FROM pg_locks l JOIN repo_locks o ON o.backend_pid = l.pid AND o.repo_id = $1 AND o.kind = $3
-        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-          AND l.classid = $2::bigint::oid AND l.objid = (hashtext($1::text)::bigint & 4294967295)::oid`,
-      [id, LOCK_SPACE[kind], kind],
+    // Two statements, not a join: on Citus repo_locks is distributed and pg_locks is the coordinator's own.
+    const [row] = await this.pool.query<{ pid: number; host: string; started: string; backend_pid: number }>(
+      'SELECT pid, host, started::text AS started, backend_pid FROM repo_locks WHERE repo_id = $1 AND kind = $2',
+      [id, kind],
     );
+    if (!row) return undefined;
+    const [held] = await this.pool.query<{ held: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND pid = $3
+                        AND classid = $2::bigint::oid AND objid = (hashtext($1::text)::bigint & 4294967295)::oid) AS held`,
+      [id, LOCK_SPACE[kind], row.backend_pid],
+    );
+    if (!held!.held) return undefined;
     return row ? { pid: row.pid, host: row.host, started: new Date(row.started).toISOString() } : undefined;
   }
 
