@@ -214,6 +214,14 @@ export class PgGenerationWriter implements GenerationWriter {
       if (this.touched.length > 0) {
         await session.query('UPDATE chunks SET last_seen_commit = $2, updated_at = now() WHERE repo_id = $1 AND path = ANY($3::text[])', [this.repoId, head ?? '', this.touched]);
       }
+      // Seed 001's embedding column: chunks written now whose text the current embedder already embedded get that vector (keyed by hash, never embedded again).
+      await session.query(
+        `UPDATE chunks c SET embedding = e.embedding, embedding_model = e.model
+           FROM embeddings e, repos r
+          WHERE r.id = $1 AND c.repo_id = $1 AND e.repo_id = $1 AND c.embedding IS NULL AND e.chunk_hash = c.chunk_hash
+            AND e.model = (r.vector_manifest->>'engine') || '/' || (r.vector_manifest->>'model') || '/' || (r.vector_manifest->>'dim')`,
+        [this.repoId],
+      );
       const [counts] = await session.query<{ files: string; indexed: string; chunks: string; source_bytes: number | null; generation: string }>(
         `SELECT (SELECT count(*) FROM files WHERE repo_id = $1) AS files,
                 (SELECT count(*) FROM files WHERE repo_id = $1 AND state = 'indexed') AS indexed,

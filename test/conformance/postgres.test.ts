@@ -1,0 +1,270 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEmbedder, openStore } from '../../src/compose.js';
+import { Engine } from '../../src/engine/engine.js';
+import { pgPool } from '../../src/pg-driver.js';
+import type { SqlPool } from '../../src/store/pg/sql.js';
+import { TOPICS, makeRepo, runCli } from '../helpers.js';
+import { testBackends } from './backends.js';
+
+// Seed 001's exit criteria and the database store's own promises, checked with SQL against a real
+// server: what a team running repodex on PostgreSQL (or Citus) relies on.
+
+const CLI = join(import.meta.dirname, '..', '..', 'bin', 'repodex.js');
+
+function git(root: string, ...args: string[]): string {
+  const result = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: root, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+/** A git repository with one commit. */
+function committedRepo(files: Record<string, string>): string {
+  const root = makeRepo(files);
+  git(root, 'init', '-q');
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', 'first');
+  return root;
+}
+
+function module(name: string, lines = 6): string {
+  return `export function ${name}(input: number): number {\n${Array.from({ length: lines }, (_, i) => `  input += ${i}; // ${name} step ${i}`).join('\n')}\n  return input;\n}\n`;
+}
+
+/** A CLI process, awaited (for running several at once). */
+function cliAsync(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
+  describe.skipIf(backend.missing !== undefined)(`seed 001 on ${backend.name}`, () => {
+    const url = backend.spec.kind === 'postgres' ? backend.spec.url : '';
+    const pools: SqlPool[] = [];
+    const sql = (): SqlPool => {
+      const pool = pgPool(url, 'the test database');
+      pools.push(pool);
+      return pool;
+    };
+    afterAll(async () => {
+      await Promise.all(pools.map((pool) => pool.end()));
+    });
+    const engineFor = (root: string): Engine => new Engine(root, openStore(root, backend.spec), { autoIndex: true, lockWaitMs: 2_000, embedders: createEmbedder });
+    const repoId = async (db: SqlPool, root: string): Promise<string> => (await db.query<{ id: string }>('SELECT id FROM repos WHERE root = $1', [root]))[0]!.id;
+
+    it('the first search indexes the repository (pending → ready), and an unchanged second sync creates nothing and returns at once', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const db = sql();
+      const engine = engineFor(root);
+      const first = await engine.search({ q: 'alphaStep' });
+      expect(first.synced?.mode).toBe('full');
+      expect(first.results[0]?.path).toBe('src/a.ts');
+      const id = await repoId(db, root);
+      const [repo] = await db.query<{ index_status: string; last_indexed_commit: string; generation: string }>('SELECT index_status, last_indexed_commit, generation FROM repos WHERE id = $1', [id]);
+      expect(repo).toMatchObject({ index_status: 'ready', last_indexed_commit: git(root, 'rev-parse', 'HEAD'), generation: '1' });
+      const again = await engine.sync();
+      expect(again).toMatchObject({ mode: 'none', chunks_created: 0, files_scanned: 0 });
+      expect((await db.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]))[0]!.generation).toBe('1');
+    });
+
+    it('a commit re-chunks only its files: the others keep their rows, and the changed ones are seen at the new HEAD', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep'), 'src/c.ts': module('gammaStep') });
+      const db = sql();
+      const engine = engineFor(root);
+      await engine.sync();
+      const id = await repoId(db, root);
+      const rows = async (): Promise<Map<string, { id: string; created_at: string; last_seen_commit: string }>> =>
+        new Map(
+          (await db.query<{ path: string; chunk_index: number; id: string; created_at: string; last_seen_commit: string }>('SELECT path, chunk_index, id, created_at::text AS created_at, last_seen_commit FROM chunks WHERE repo_id = $1', [id])).map((row) => [
+            `${row.path}#${row.chunk_index}`,
+            row,
+          ]),
+        );
+      const before = await rows();
+      const firstHead = git(root, 'rev-parse', 'HEAD');
+      writeFileSync(join(root, 'src/b.ts'), module('betaStepRenamed'));
+      git(root, 'commit', '-qam', 'change b');
+      const head = git(root, 'rev-parse', 'HEAD');
+      const summary = await engine.sync();
+      expect(summary).toMatchObject({ mode: 'incremental', files_scanned: 1 });
+      const after = await rows();
+      for (const key of ['src/a.ts#0', 'src/c.ts#0']) expect(after.get(key), key).toEqual(before.get(key));
+      expect(after.get('src/a.ts#0')!.last_seen_commit).toBe(firstHead);
+      expect(after.get('src/b.ts#0')!.last_seen_commit).toBe(head);
+      expect(after.get('src/b.ts#0')!.id).not.toBe(before.get('src/b.ts#0')!.id);
+      expect((await db.query<{ c: string }>('SELECT last_indexed_commit AS c FROM repos WHERE id = $1', [id]))[0]!.c).toBe(head);
+    });
+
+    it('a deleted file’s chunks, postings and row vanish with the next sync', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/gone.ts': module('goneStep') });
+      const db = sql();
+      const engine = engineFor(root);
+      await engine.sync();
+      const id = await repoId(db, root);
+      git(root, 'rm', '-q', 'src/gone.ts');
+      git(root, 'commit', '-qm', 'remove');
+      await engine.search({ q: 'alphaStep' });
+      const [counts] = await db.query<{ chunks: string; files: string; postings: string }>(
+        `SELECT (SELECT count(*) FROM chunks WHERE repo_id = $1 AND path = 'src/gone.ts') AS chunks,
+                (SELECT count(*) FROM files WHERE repo_id = $1 AND path = 'src/gone.ts') AS files,
+                (SELECT count(*) FROM postings WHERE repo_id = $1 AND term = 'gonestep') AS postings`,
+        [id],
+      );
+      expect(counts).toEqual({ chunks: '0', files: '0', postings: '0' });
+    });
+
+    it('ten syncs of one repository at once, as ten processes, never duplicate a chunk', async () => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 30; i++) files[`src/m${i}.ts`] = module(`step${i}`, 4 + (i % 7));
+      const root = committedRepo(files);
+      for (let round = 0; round < 2; round++) {
+        for (let i = 0; i < 30; i += 3) writeFileSync(join(root, `src/m${i}.ts`), module(`round${round}step${i}`, 5));
+        const runs = await Promise.all(Array.from({ length: 10 }, () => cliAsync(['sync', '--json', '--embeddings', 'off'], root, { REPODEX_STORE: url })));
+        for (const run of runs) expect(run.code === 0 || /another sync is running/.test(run.stderr), run.stderr).toBe(true);
+        expect(runs.some((run) => run.code === 0)).toBe(true);
+      }
+      const db = sql();
+      const id = await repoId(db, root);
+      const duplicates = await db.query(
+        `SELECT path, chunk_index, count(*) FROM chunks WHERE repo_id = $1 GROUP BY path, chunk_index HAVING count(*) > 1
+         UNION ALL SELECT 'id', chunk_id::int, count(*) FROM chunks WHERE repo_id = $1 GROUP BY chunk_id HAVING count(*) > 1`,
+        [id],
+      );
+      expect(duplicates).toEqual([]);
+      const [posted] = await db.query<{ n: string }>('SELECT count(*) AS n FROM (SELECT term, chunk_id FROM postings WHERE repo_id = $1 GROUP BY term, chunk_id HAVING count(*) > 1) d', [id]);
+      expect(posted!.n).toBe('0');
+      expect(runCli(['verify', '--store', url], { cwd: root }).code).toBe(0);
+      expect(runCli(['search', 'round1step3', '--json', '--store', url], { cwd: root }).json<{ results: { path: string }[] }>().results[0]?.path).toBe('src/m3.ts');
+    });
+
+    it('readers never wait for a writer, and a sync of one repository never blocks searches of another', async () => {
+      const a = committedRepo({ 'src/a.ts': module('alphaStep') });
+      const b = committedRepo({ 'src/b.ts': module('betaStep') });
+      const engineA = engineFor(a);
+      const engineB = engineFor(b);
+      await engineA.sync();
+      await engineB.sync();
+      // A writer on repository a, mid-transaction: it has replaced a's rows but not committed.
+      const store = openStore(a, backend.spec);
+      const writer = await store.beginGeneration(undefined);
+      try {
+        const started = performance.now();
+        const readA = await engineFor(a).search({ q: 'alphaStep' });
+        const readB = await engineB.search({ q: 'betaStep' });
+        expect(readA.results[0]?.path).toBe('src/a.ts');
+        expect(readB.results[0]?.path).toBe('src/b.ts');
+        // Not a timing assertion of speed: a blocked read would wait until the writer's transaction ends, which is never here.
+        expect(performance.now() - started).toBeLessThan(30_000);
+      } finally {
+        await writer.abort();
+      }
+      const db = sql();
+      const [status] = await db.query<{ index_status: string }>('SELECT index_status FROM repos WHERE root = $1', [a]);
+      expect(status!.index_status).toBe('ready');
+    });
+
+    it('an unchanged chunk is never embedded again, also after a forced rebuild; a changed file embeds only its new chunks', async () => {
+      const files: Record<string, string> = {};
+      for (let f = 0; f < 72; f++) {
+        const words = TOPICS[f % TOPICS.length]!;
+        files[`src/${words[0]}/mod${f}.ts`] = `/** Handles the ${words[1]} of a ${words[2]}. */\nexport function ${words[3]}${f}(${words[4]}: number): number {\n  return ${words[4]} + ${f}; // ${words[5]}\n}\n`;
+      }
+      const root = committedRepo(files);
+      const engine = engineFor(root);
+      const first = await engine.sync();
+      expect(first.embeddings).toMatchObject({ embedded: 72, reused: 0 });
+      const forced = await engine.sync({ force: true });
+      expect(forced.embeddings).toMatchObject({ embedded: 0, reused: 72 });
+      writeFileSync(join(root, 'src/upload/mod0.ts'), '/** Resumes a partial upload from its offset. */\nexport function resumeUpload(offset: number): number {\n  return offset;\n}\n');
+      const edited = await engine.sync();
+      expect(edited.embeddings).toMatchObject({ embedded: 1, reused: 71 });
+      const db = sql();
+      const id = await repoId(db, root);
+      const [counts] = await db.query<{ missing: string; dims: string }>(
+        `SELECT (SELECT count(*) FROM chunks WHERE repo_id = $1 AND embedding IS NULL) AS missing,
+                (SELECT count(DISTINCT vector_dims(embedding)) FROM chunks WHERE repo_id = $1) AS dims`,
+        [id],
+      );
+      expect(counts).toEqual({ missing: '0', dims: '1' });
+      expect((await engine.search({ q: 'resume partial upload offset', mode: 'vector' })).results[0]?.path).toBe('src/upload/mod0.ts');
+    });
+
+    it('verify finds rows damaged behind its back, and a forced sync repairs them', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const engine = engineFor(root);
+      await engine.sync();
+      expect((await engine.verify()).ok).toBe(true);
+      const db = sql();
+      const id = await repoId(db, root);
+      await db.query("DELETE FROM chunks WHERE repo_id = $1 AND path = 'src/b.ts'", [id]);
+      const damaged = await engine.verify();
+      expect(damaged.ok).toBe(false);
+      expect(damaged.problems.join(' ')).toMatch(/chunks/);
+      await engine.sync({ force: true });
+      expect((await engine.verify()).ok).toBe(true);
+    });
+  });
+}
+
+describe.skipIf(testBackends().find((b) => b.name === 'postgres')?.missing !== undefined || !testBackends().some((b) => b.name === 'postgres'))('PostgreSQL store errors', () => {
+  const backend = testBackends().find((b) => b.name === 'postgres')!;
+  const url = backend.spec.kind === 'postgres' ? backend.spec.url : '';
+  const root = committedRepo({ 'src/a.ts': module('alphaStep') });
+
+  it('a bad URL, an unreachable server and a missing database are one line each that names the fix, never a stack trace', () => {
+    const cases: [string, RegExp][] = [
+      ['mysql://localhost/db', /--store: "mysql:\/\/localhost\/db" is neither fs nor a PostgreSQL URL/],
+      ['postgres://postgres@127.0.0.1:1/postgres', /cannot connect to postgres:\/\/postgres@127\.0\.0\.1:1\/postgres: .*is the server running/],
+      [url.replace(/\/[^/]*$/, '/no_such_database'), /create the database first/],
+    ];
+    for (const [store, message] of cases) {
+      const run = runCli(['search', 'alphaStep', '--store', store], { cwd: root });
+      expect(run.code, store).toBe(1);
+      expect(run.stderr, store).toMatch(message);
+      expect(run.stderr.trim().split('\n'), store).toHaveLength(1);
+      expect(run.stderr).not.toMatch(/ at .*\.js:\d+/);
+    }
+  });
+
+  it('a database without pgvector that this user may not add it to, and one migrated by a newer repodex, are refused with their fix', async () => {
+    const admin = pgPool(url, 'the test database');
+    const suffix = `${process.pid}_${Date.now()}`;
+    try {
+      await admin.query(`CREATE ROLE limited_${suffix} LOGIN`);
+      await admin.query(`CREATE DATABASE novector_${suffix}`);
+      await admin.query(`CREATE DATABASE newer_${suffix}`);
+      const base = new URL(url);
+      const limited = new URL(url);
+      limited.username = `limited_${suffix}`;
+      limited.pathname = `/novector_${suffix}`;
+      const run = runCli(['search', 'alphaStep', '--store', limited.toString()], { cwd: root });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/lacks the pgvector extension .*CREATE EXTENSION vector/);
+      const newer = new URL(url);
+      newer.pathname = `/newer_${suffix}`;
+      const setup = pgPool(newer.toString(), 'newer');
+      await setup.query('CREATE EXTENSION IF NOT EXISTS vector');
+      await setup.query('CREATE TABLE repodex_migrations (version INT PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+      await setup.query("INSERT INTO repodex_migrations (version, name) VALUES (999, '999_future')");
+      await setup.end();
+      const refused = runCli(['search', 'alphaStep', '--store', newer.toString()], { cwd: root });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/schema version 999, newer than this repodex knows.*upgrade repodex/);
+      void base;
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS novector_${suffix}`).catch(() => undefined);
+      await admin.query(`DROP DATABASE IF EXISTS newer_${suffix} WITH (FORCE)`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS limited_${suffix}`).catch(() => undefined);
+      await admin.end();
+    }
+    rmSync(join(root, '.repodex'), { recursive: true, force: true });
+  });
+});
