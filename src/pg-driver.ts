@@ -1,4 +1,7 @@
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { HeldSession, SqlPool } from './store/pg/sql.js';
 import { unavailable } from './store/pg/pg-store.js';
 
@@ -41,6 +44,25 @@ export function pgPool(url: string, where: string): SqlPool {
       }
       return {
         query: (text, params) => run(client, text, params),
+        async copyIn(statement, data) {
+          try {
+            // Rows batched into larger writes: one stream write per row would dominate the cost.
+            const batches = function* (): Generator<string> {
+              let batch = '';
+              for (const row of data) {
+                batch += row;
+                if (batch.length >= 1 << 16) {
+                  yield batch;
+                  batch = '';
+                }
+              }
+              if (batch !== '') yield batch;
+            };
+            await pipeline(Readable.from(batches()), client.query(copyFrom(statement)));
+          } catch (error) {
+            throw translate(error);
+          }
+        },
         release: (broken) => client.release(broken === true),
       };
     },

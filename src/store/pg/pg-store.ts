@@ -9,6 +9,7 @@ import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
 import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
 import { PgVectorStore, modelKey } from './pg-vectors.js';
+import { decodePostingBlob } from './posting-blob.js';
 import { type HeldSession, type SqlPool, inTransaction } from './sql.js';
 
 /** The oldest server the schema and queries are written for. */
@@ -117,8 +118,8 @@ export class PgStore implements IndexStore {
           'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count FROM files WHERE repo_id = $1',
           [id],
         );
-        const chunks = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null }>(
-          'SELECT chunk_id, path, chunk_index, start_line, end_line, chunk_hash, tokens, snippet, symbol FROM chunks WHERE repo_id = $1',
+        const chunks = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null; segment: string }>(
+          'SELECT chunk_id, path, chunk_index, start_line, end_line, chunk_hash, tokens, snippet, symbol, segment FROM chunks WHERE repo_id = $1',
           [id],
         );
         return { repo, files, chunks };
@@ -130,7 +131,7 @@ export class PgStore implements IndexStore {
       .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count }))
       .sort((a, b) => byPath(a.path, b.path));
     const chunks: ChunkRow[] = snapshot.chunks
-      .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol }))
+      .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol, segment: Number(c.segment) }))
       .sort((a, b) => byPath(a.path, b.path) || a.chunkIndex - b.chunkIndex);
     const stored = snapshot.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
     return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation: Number(snapshot.repo.generation), tree: stored.tree, gitDirty: stored.gitDirty, files, chunks });
@@ -230,16 +231,41 @@ export class PgStore implements IndexStore {
                   AND f.chunk_count <> (SELECT count(*) FROM chunks c WHERE c.repo_id = $1 AND c.path = f.path)) AS mismatched,
               (SELECT count(*) FROM chunks c WHERE c.repo_id = $1
                   AND NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = $1 AND f.path = c.path)) AS orphans,
-              ${options.deep ? `(SELECT count(*) FROM postings p WHERE p.repo_id = $1 AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.repo_id = $1 AND c.chunk_id = p.chunk_id))` : '0'} AS unposted`,
+              (SELECT count(*) FROM chunks c WHERE c.repo_id = $1
+                  AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.repo_id = $1 AND s.segment = c.segment)) AS unposted`,
       [id],
     );
     if (Number(counts!.files) !== meta.counts.files) problems.push(`the index records ${meta.counts.files} files, the database holds ${counts!.files}`);
     if (Number(counts!.chunks) !== meta.counts.chunks) problems.push(`the index records ${meta.counts.chunks} chunks, the database holds ${counts!.chunks}`);
     if (Number(counts!.mismatched) > 0) problems.push(`${counts!.mismatched} file(s) hold another number of chunks than they record`);
     if (Number(counts!.orphans) > 0) problems.push(`${counts!.orphans} chunk(s) belong to no catalogued file`);
-    if (Number(counts!.unposted) > 0) problems.push(`${counts!.unposted} posting(s) name chunks the index does not hold`);
+    if (Number(counts!.unposted) > 0) problems.push(`${counts!.unposted} chunk(s) name a segment of postings the index does not hold`);
     if (meta.feature_version !== FEATURE_VERSION) problems.push(`built with other rules (feature version ${meta.feature_version}, this repodex ${FEATURE_VERSION})`);
-    return { problems, checked: [`${this.where}: generation ${meta.generation} (files, chunks${options.deep ? ', postings' : ''})`], notes: [] };
+    if (options.deep) problems.push(...(await this.checkPostings(id)));
+    return { problems, checked: [`${this.where}: generation ${meta.generation} (files, chunks, segments${options.deep ? ', every posting' : ''})`], notes: [] };
+  }
+
+  /** Every posting blob decodes, in ascending id order, to the number of postings its row records. */
+  private async checkPostings(id: string): Promise<string[]> {
+    const problems: string[] = [];
+    const rows = await this.pool.query<{ term: string; segment: string; df: number; postings: Buffer }>('SELECT term, segment, df, postings FROM segment_postings WHERE repo_id = $1', [id]);
+    for (const row of rows) {
+      let count = 0;
+      let previous = -1;
+      let ordered = true;
+      try {
+        decodePostingBlob(row.postings, (chunk) => {
+          if (chunk <= previous) ordered = false;
+          previous = chunk;
+          count++;
+        });
+      } catch {
+        ordered = false;
+      }
+      if (!ordered || count !== row.df) problems.push(`the postings of "${row.term.replace(/[\u0000-\u001f]/g, '')}" in segment ${row.segment} are damaged`);
+      if (problems.length >= 10) break;
+    }
+    return problems;
   }
 
   checkCache(): Promise<IntegrityReport> {
@@ -258,7 +284,7 @@ export class PgStore implements IndexStore {
     const id = await this.repoId();
     const removed = await this.cache.clean();
     if (!id) return removed;
-    await this.pool.query('DELETE FROM postings WHERE repo_id = $1', [id]);
+    await this.pool.query('DELETE FROM segment_postings WHERE repo_id = $1', [id]);
     await this.pool.query('DELETE FROM repos WHERE id = $1', [id]);
     this.repo = undefined;
     this.vectorStores.clear();
@@ -271,7 +297,7 @@ export class PgStore implements IndexStore {
     const [row] = await this.pool.query<{ bytes: string | null }>(
       `SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c WHERE c.repo_id = $1)
             + (SELECT coalesce(sum(pg_column_size(f.*)), 0) FROM files f WHERE f.repo_id = $1)
-            + (SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM postings p WHERE p.repo_id = $1) AS bytes`,
+            + (SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM segment_postings p WHERE p.repo_id = $1) AS bytes`,
       [id],
     );
     return Number(row?.bytes ?? 0);

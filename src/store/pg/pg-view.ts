@@ -2,6 +2,7 @@ import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../../core/errors.js';
 import type { ChunkRecord, CorpusStats, FileRecord, FileState, PostingList, Tree } from '../../index/model.js';
 import { declarationPathAt } from '../../index/symbols-codec.js';
+import { decodePostingBlob } from './posting-blob.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
 import type { Catalog, IndexMeta, IndexView } from '../backend.js';
@@ -31,6 +32,8 @@ export interface ChunkRow {
   readonly tokens: number;
   readonly snippet: string;
   readonly symbol: string | null;
+  /** The segment whose postings are this chunk's. */
+  readonly segment: number;
 }
 
 /** Everything a view holds in memory, read in one snapshot. */
@@ -65,6 +68,8 @@ export class PgIndexView implements IndexView {
   private readonly slotOf = new Map<string, number>();
   private readonly firstDoc: Uint32Array;
   private readonly docById = new Map<number, number>();
+  /** The segment holding each doc's postings (postings of a chunk in any other segment are stale). */
+  private readonly docSegment: Float64Array;
   private hashes: Uint8Array | undefined;
 
   constructor(
@@ -82,6 +87,7 @@ export class PgIndexView implements IndexView {
     this.docTokens = new Uint32Array(this.docCount);
     this.docOrder = Uint32Array.from({ length: this.docCount }, (_, doc) => doc);
     this.firstDoc = new Uint32Array(this.fileSlots + 1);
+    this.docSegment = Float64Array.from(this.rows, (row) => row.segment);
     let tokens = 0;
     let doc = 0;
     for (let slot = 0; slot < this.fileSlots; slot++) {
@@ -151,43 +157,45 @@ export class PgIndexView implements IndexView {
     return rows;
   }
 
-  async postings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
-    if (terms.length === 0) return [];
-    const rows = await this.current<{ generation: string; term: string | null; chunk_id: string | null; tf: number | null }>(
-      `SELECT r.generation, p.term, p.chunk_id, p.tf
-         FROM repos r LEFT JOIN postings p ON p.repo_id = r.id AND p.term = ANY($2::text[])
+  /** The segment rows of `terms`, in one statement that also reads the generation. */
+  private async segmentRows(terms: readonly string[], withPostings: boolean): Promise<{ term: string; segment: number; df: number; postings: Uint8Array | null }[]> {
+    const rows = await this.current<{ generation: string; term: string | null; segment: string | null; df: number | null; postings: Buffer | null }>(
+      `SELECT r.generation, p.term, p.segment, p.df, ${withPostings ? 'p.postings' : 'NULL::bytea AS postings'}
+         FROM repos r LEFT JOIN segment_postings p ON p.repo_id = r.id AND p.term = ANY($2::text[])
         WHERE r.id = $1`,
       [this.repoId, terms],
     );
-    const byTerm = new Map<string, { doc: number; tf: number }[]>();
-    for (const row of rows) {
-      if (row.term === null) continue;
-      const doc = this.docById.get(Number(row.chunk_id));
-      if (doc === undefined) throw new RepodexError('INDEX_CORRUPT', `a posting of "${row.term}" names chunk ${row.chunk_id}, which the index does not hold`);
+    return rows.filter((row) => row.term !== null).map((row) => ({ term: row.term!, segment: Number(row.segment), df: Number(row.df), postings: row.postings }));
+  }
+
+  async postings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
+    if (terms.length === 0) return [];
+    const byTerm = new Map<string, { docs: number[]; tfs: number[] }>();
+    for (const row of await this.segmentRows(terms, true)) {
       let list = byTerm.get(row.term);
-      if (!list) byTerm.set(row.term, (list = []));
-      list.push({ doc, tf: Number(row.tf) });
+      if (!list) byTerm.set(row.term, (list = { docs: [], tfs: [] }));
+      const out = list;
+      decodePostingBlob(row.postings!, (id, tf) => {
+        const doc = this.docById.get(id);
+        // A chunk gone since, or one rewritten into a later segment: not a posting of this generation.
+        if (doc === undefined || this.docSegment[doc] !== row.segment) return;
+        out.docs.push(doc);
+        out.tfs.push(tf);
+      });
     }
     return terms.map((term) => {
       const list = byTerm.get(term);
-      if (!list) return undefined;
-      list.sort((a, b) => a.doc - b.doc);
-      return { term, df: list.length, docs: Uint32Array.from(list, (p) => p.doc), tfs: Uint32Array.from(list, (p) => p.tf) };
+      if (!list || list.docs.length === 0) return undefined;
+      const order = list.docs.map((_, i) => i).sort((a, b) => list.docs[a]! - list.docs[b]!);
+      return { term, df: order.length, docs: Uint32Array.from(order, (i) => list.docs[i]!), tfs: Uint32Array.from(order, (i) => list.tfs[i]!) };
     });
   }
 
   async documentFrequencies(terms: readonly string[]): Promise<number[]> {
     if (terms.length === 0) return [];
-    const rows = await this.current<{ generation: string; term: string | null; df: string | null }>(
-      `SELECT r.generation, d.term, d.df
-         FROM repos r LEFT JOIN (
-           SELECT term, count(*) AS df FROM postings WHERE repo_id = $1 AND term = ANY($2::text[]) GROUP BY term
-         ) d ON true
-        WHERE r.id = $1`,
-      [this.repoId, terms],
-    );
+    // Summed over segments, as the embedded store does: may count chunks replaced since (postings(…).df is exact).
     const df = new Map<string, number>();
-    for (const row of rows) if (row.term !== null) df.set(row.term, Number(row.df));
+    for (const row of await this.segmentRows(terms, false)) df.set(row.term, (df.get(row.term) ?? 0) + row.df);
     return terms.map((term) => df.get(term) ?? 0);
   }
 
@@ -251,7 +259,7 @@ export class PgIndexView implements IndexView {
     const rows = await this.pool.query<{ term: string }>(
       `SELECT term FROM (
          SELECT term, row_number() OVER (ORDER BY term COLLATE "C") AS rank, count(*) OVER () AS total
-           FROM (SELECT DISTINCT term FROM postings WHERE repo_id = $1 AND term >= ' ') d
+           FROM (SELECT DISTINCT term FROM segment_postings WHERE repo_id = $1 AND term >= ' ') d
        ) t
        WHERE (rank - 1) % greatest(1, total / $2) = 0
        ORDER BY term COLLATE "C" LIMIT $2`,

@@ -3,15 +3,37 @@ import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/versio
 import { ChunkTermCounter } from '../../index/chunk-terms.js';
 import type { NewFile, Tree } from '../../index/model.js';
 import type { CommitResult, GenerationWriter, IndexMeta, IndexView, MetaDraft } from '../backend.js';
-import type { HeldSession } from './sql.js';
+import { decodePostingBlob, encodePostingBlob } from './posting-blob.js';
+import { type HeldSession, copyText } from './sql.js';
 
 /** PostgreSQL's text and jsonb hold no NUL character: it becomes U+FFFD (a file with one is rare: binary files are skipped). */
 function pgText(text: string): string {
   return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
 }
 
-/** Rows buffered before they are sent in one statement per table. */
-const FLUSH_POSTINGS = 20_000;
+/** Chunk rows buffered before they are sent in one statement. */
+const FLUSH_CHUNKS = 2_000;
+/** Postings gathered into one segment before it is written and the next begins (bounds the writer's memory). */
+const SEGMENT_POSTINGS = 500_000;
+/** More segments than this are folded into one (all but the first, oldest and largest)… */
+const MAX_SEGMENTS = 8;
+/** …and all of them when more than this share of the chunks they were written with is gone. */
+const MAX_DEAD_SHARE = 0.25;
+
+/** The postings of one segment being built, by term. */
+class SegmentPostings {
+  readonly byTerm = new Map<string, { ids: number[]; tfs: number[] }>();
+  postings = 0;
+  chunks = 0;
+
+  add(term: string, id: number, tf: number): void {
+    let list = this.byTerm.get(term);
+    if (!list) this.byTerm.set(term, (list = { ids: [], tfs: [] }));
+    list.ids.push(id);
+    list.tfs.push(tf);
+    this.postings++;
+  }
+}
 
 /** Rows waiting to be inserted, column by column (what `unnest` takes). */
 class PendingRows {
@@ -26,9 +48,7 @@ class PendingRows {
   tokens: number[] = [];
   snippets: string[] = [];
   symbols: (string | null)[] = [];
-  postingTerms: string[] = [];
-  postingIds: number[] = [];
-  postingTfs: number[] = [];
+  segments: number[] = [];
   filePaths: string[] = [];
   fileStates: string[] = [];
   fileLanguages: string[] = [];
@@ -56,8 +76,12 @@ class PendingRows {
  */
 export class PgGenerationWriter implements GenerationWriter {
   private pending = new PendingRows();
-  private pendingPostings = 0;
   private readonly counter = new ChunkTermCounter();
+  /** The segment being built, and its number. */
+  private segment = new SegmentPostings();
+  private segmentId: number;
+  /** Segments this generation wrote, with their sizes. */
+  private readonly written: { id: number; chunks: number; postings: number }[] = [];
   /** Paths this generation (re)wrote: their chunks get the new HEAD as last_seen_commit. */
   private readonly touched: string[] = [];
   private tree: Tree = { dirs: [], controls: [] };
@@ -69,24 +93,28 @@ export class PgGenerationWriter implements GenerationWriter {
     private readonly repoId: string,
     private readonly base: IndexView | undefined,
     private readonly onEnd: () => void,
-  ) {}
+    firstSegment: number,
+  ) {
+    this.segmentId = firstSegment;
+  }
 
   static async begin(session: HeldSession, repoId: string, base: IndexView | undefined, onEnd: () => void): Promise<PgGenerationWriter> {
+    let firstSegment: number;
     try {
       await session.query('BEGIN');
       if (!base) {
         // A full rebuild: what the repository held goes (readers keep seeing it until commit).
-        await session.query('DELETE FROM postings WHERE repo_id = $1', [repoId]);
-        await session.query('DELETE FROM chunks WHERE repo_id = $1', [repoId]);
-        await session.query('DELETE FROM files WHERE repo_id = $1', [repoId]);
+        for (const table of ['segment_postings', 'segments', 'chunks', 'files']) await session.query(`DELETE FROM ${table} WHERE repo_id = $1`, [repoId]);
       }
+      const [last] = await session.query<{ last: string | null }>('SELECT max(segment) AS last FROM segments WHERE repo_id = $1', [repoId]);
+      firstSegment = Number(last?.last ?? 0) + 1;
     } catch (error) {
       await session.query('ROLLBACK').catch(() => undefined);
       session.release(true);
       onEnd();
       throw error;
     }
-    return new PgGenerationWriter(session, repoId, base, onEnd);
+    return new PgGenerationWriter(session, repoId, base, onEnd, firstSegment);
   }
 
   private live(): void {
@@ -95,11 +123,8 @@ export class PgGenerationWriter implements GenerationWriter {
 
   /** Delete a path's rows (its chunks' postings, chunks whose identity is not in `keep`, the file). */
   private async dropPath(path: string, keep?: { indexes: number[]; hashes: string[] }): Promise<void> {
+    // Its postings stay in their segment, no longer counted (its chunks go, or move to this generation's segment).
     await this.flush();
-    await this.session.query(
-      'DELETE FROM postings WHERE repo_id = $1 AND chunk_id IN (SELECT chunk_id FROM chunks WHERE repo_id = $1 AND path = $2)',
-      [this.repoId, path],
-    );
     if (keep && keep.indexes.length > 0) {
       await this.session.query(
         `DELETE FROM chunks c WHERE c.repo_id = $1 AND c.path = $2
@@ -150,22 +175,19 @@ export class PgGenerationWriter implements GenerationWriter {
       rows.tokens.push(counted.tokens);
       rows.snippets.push(pgText(chunk.snippet));
       rows.symbols.push(chunk.symbol === null ? null : pgText(chunk.symbol));
-      for (let t = 0; t < counted.terms.length; t++) {
-        rows.postingTerms.push(counted.terms[t]!);
-        rows.postingIds.push(chunk.id);
-        rows.postingTfs.push(counted.tfs[t]!);
-      }
-      this.pendingPostings += counted.terms.length;
+      rows.segments.push(this.segmentId);
+      for (let t = 0; t < counted.terms.length; t++) this.segment.add(counted.terms[t]!, chunk.id, counted.tfs[t]!);
+      this.segment.chunks++;
     });
-    if (this.pendingPostings >= FLUSH_POSTINGS) await this.flush();
+    if (rows.chunkPaths.length >= FLUSH_CHUNKS) await this.flush();
+    if (this.segment.postings >= SEGMENT_POSTINGS) await this.writeSegment();
   }
 
-  /** Send the buffered rows: files, chunks (kept ones touched), postings. */
+  /** Send the buffered rows: files, and chunks (kept ones touched). */
   private async flush(): Promise<void> {
     const rows = this.pending;
     if (rows.empty) return;
     this.pending = new PendingRows();
-    this.pendingPostings = 0;
     const session = this.session;
     await session.query(
       `INSERT INTO files (repo_id, path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, fallback, symbols)
@@ -175,25 +197,27 @@ export class PgGenerationWriter implements GenerationWriter {
     if (rows.chunkPaths.length > 0) {
       await session.query(
         // Values, not functions, in DO UPDATE: Citus requires them immutable there.
-        `INSERT INTO chunks (repo_id, path, chunk_index, start_line, end_line, content, chunk_hash, last_seen_commit, language, chunk_id, tokens, snippet, symbol, updated_at)
-         SELECT $1, p, i, s, e, c, h, '', l, id, t, sn, sy, $13::timestamptz
-           FROM unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::int[], $11::text[], $12::text[])
-                AS u(p, i, s, e, c, h, l, id, t, sn, sy)
+        `INSERT INTO chunks (repo_id, path, chunk_index, start_line, end_line, content, chunk_hash, last_seen_commit, language, chunk_id, tokens, snippet, symbol, updated_at, segment)
+         SELECT $1, p, i, s, e, c, h, '', l, id, t, sn, sy, $13::timestamptz, sg
+           FROM unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::int[], $11::text[], $12::text[], $14::bigint[])
+                AS u(p, i, s, e, c, h, l, id, t, sn, sy, sg)
          ON CONFLICT (repo_id, path, chunk_index, chunk_hash) DO UPDATE
            SET start_line = EXCLUDED.start_line, end_line = EXCLUDED.end_line, content = EXCLUDED.content,
                language = EXCLUDED.language, chunk_id = EXCLUDED.chunk_id, tokens = EXCLUDED.tokens,
-               snippet = EXCLUDED.snippet, symbol = EXCLUDED.symbol, updated_at = EXCLUDED.updated_at`,
-        [this.repoId, rows.chunkPaths, rows.chunkIndexes, rows.starts, rows.ends, rows.contents, rows.hashes, rows.languages, rows.ids, rows.tokens, rows.snippets, rows.symbols, new Date().toISOString()],
+               snippet = EXCLUDED.snippet, symbol = EXCLUDED.symbol, updated_at = EXCLUDED.updated_at, segment = EXCLUDED.segment`,
+        [this.repoId, rows.chunkPaths, rows.chunkIndexes, rows.starts, rows.ends, rows.contents, rows.hashes, rows.languages, rows.ids, rows.tokens, rows.snippets, rows.symbols, new Date().toISOString(), rows.segments],
       );
     }
-    if (rows.postingTerms.length > 0) {
-      await session.query('INSERT INTO postings (repo_id, term, chunk_id, tf) SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])', [
-        this.repoId,
-        rows.postingTerms,
-        rows.postingIds,
-        rows.postingTfs,
-      ]);
-    }
+  }
+
+  /** Write the segment built so far (one row per term, by COPY) and start the next. */
+  private async writeSegment(): Promise<void> {
+    const segment = this.segment;
+    if (segment.chunks === 0) return;
+    this.segment = new SegmentPostings();
+    const id = this.segmentId++;
+    await writeSegmentRows(this.session, this.repoId, id, segment.byTerm);
+    this.written.push({ id, chunks: segment.chunks, postings: segment.postings });
   }
 
   async setTree(tree: Tree, gitDirty: readonly string[] | null): Promise<void> {
@@ -209,6 +233,16 @@ export class PgGenerationWriter implements GenerationWriter {
     let broken = false;
     try {
       await this.flush();
+      await this.writeSegment();
+      if (this.written.length > 0) {
+        await session.query('INSERT INTO segments (repo_id, segment, chunks, postings) SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::bigint[])', [
+          this.repoId,
+          this.written.map((w) => w.id),
+          this.written.map((w) => w.chunks),
+          this.written.map((w) => w.postings),
+        ]);
+      }
+      const merged = await mergeSegments(session, this.repoId, this.segmentId);
       const head = draft.git?.commit ?? null;
       // Seed 001 §2.5: the chunks this sync wrote or kept were seen at this commit.
       if (this.touched.length > 0) {
@@ -222,11 +256,12 @@ export class PgGenerationWriter implements GenerationWriter {
             AND e.model = (r.vector_manifest->>'engine') || '/' || (r.vector_manifest->>'model') || '/' || (r.vector_manifest->>'dim')`,
         [this.repoId],
       );
-      const [counts] = await session.query<{ files: string; indexed: string; chunks: string; source_bytes: number | null; generation: string }>(
+      const [counts] = await session.query<{ files: string; indexed: string; chunks: string; segments: string; source_bytes: number | null; generation: string }>(
         `SELECT (SELECT count(*) FROM files WHERE repo_id = $1) AS files,
                 (SELECT count(*) FROM files WHERE repo_id = $1 AND state = 'indexed') AS indexed,
                 (SELECT coalesce(sum(size), 0) FROM files WHERE repo_id = $1 AND state = 'indexed') AS source_bytes,
                 (SELECT count(*) FROM chunks WHERE repo_id = $1) AS chunks,
+                (SELECT count(*) FROM segments WHERE repo_id = $1) AS segments,
                 (SELECT generation FROM repos WHERE id = $1 FOR UPDATE) AS generation`,
         [this.repoId],
       );
@@ -241,7 +276,7 @@ export class PgGenerationWriter implements GenerationWriter {
         ...(draft.index_config_key === undefined ? {} : { index_config_key: draft.index_config_key }),
         project_type: draft.project_type,
         chunker: draft.chunker,
-        counts: { files, files_indexed: indexed, files_skipped: files - indexed, chunks: Number(counts!.chunks), segments: 1 },
+        counts: { files, files_indexed: indexed, files_skipped: files - indexed, chunks: Number(counts!.chunks), segments: Number(counts!.segments) },
         source_bytes: Number(counts!.source_bytes ?? 0),
         git: draft.git,
         synced_at: draft.synced_at,
@@ -253,7 +288,7 @@ export class PgGenerationWriter implements GenerationWriter {
         [this.repoId, meta.generation, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
       );
       await session.query('COMMIT');
-      return { meta, merged: false };
+      return { meta, merged };
     } catch (error) {
       broken = true;
       await session.query('ROLLBACK').catch(() => undefined);
@@ -277,4 +312,64 @@ export class PgGenerationWriter implements GenerationWriter {
       this.onEnd();
     }
   }
+}
+
+/** Write one segment's postings: a row per term (its blob), by COPY. */
+async function writeSegmentRows(session: HeldSession, repoId: string, segment: number, byTerm: ReadonlyMap<string, { ids: number[]; tfs: number[] }>): Promise<void> {
+  const lines = function* (): Generator<string> {
+    for (const [term, list] of byTerm) {
+      // Chunks come in path order, not id order: sort each term's postings by id.
+      const order = list.ids.map((_, i) => i).sort((a, b) => list.ids[a]! - list.ids[b]!);
+      const blob = encodePostingBlob(
+        order.map((i) => list.ids[i]!),
+        order.map((i) => list.tfs[i]!),
+      );
+      yield `${repoId}\t${copyText(term)}\t${segment}\t${list.ids.length}\t\\\\x${Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('hex')}\n`;
+    }
+  };
+  await session.copyIn('COPY segment_postings (repo_id, term, segment, df, postings) FROM STDIN', lines());
+}
+
+/**
+ * Fold segments, as the embedded store does: when more than a quarter of the chunks they were
+ * written with are gone, all into one (`next`); when there are more than MAX_SEGMENTS, all but the
+ * first. Only the postings of chunks whose row names the segment carry over. Returns whether it merged.
+ */
+async function mergeSegments(session: HeldSession, repoId: string, next: number): Promise<boolean> {
+  const segments = await session.query<{ segment: string; chunks: number; live: string }>(
+    `SELECT s.segment, s.chunks, (SELECT count(*) FROM chunks c WHERE c.repo_id = $1 AND c.segment = s.segment) AS live
+       FROM segments s WHERE s.repo_id = $1 ORDER BY s.segment`,
+    [repoId],
+  );
+  const total = segments.reduce((sum, s) => sum + s.chunks, 0);
+  const dead = segments.reduce((sum, s) => sum + s.chunks - Number(s.live), 0);
+  const mode = segments.length <= 1 ? 'none' : dead > MAX_DEAD_SHARE * total ? 'all' : segments.length > MAX_SEGMENTS ? 'deltas' : 'none';
+  if (mode === 'none') return false;
+  const folded = (mode === 'all' ? segments : segments.slice(1)).map((s) => Number(s.segment));
+  const liveIn = new Map<number, number>();
+  for (const row of await session.query<{ chunk_id: string; segment: string }>('SELECT chunk_id, segment FROM chunks WHERE repo_id = $1 AND segment = ANY($2::bigint[])', [repoId, folded])) {
+    liveIn.set(Number(row.chunk_id), Number(row.segment));
+  }
+  const byTerm = new Map<string, { ids: number[]; tfs: number[] }>();
+  let postings = 0;
+  const rows = await session.query<{ term: string; segment: string; postings: Buffer }>('SELECT term, segment, postings FROM segment_postings WHERE repo_id = $1 AND segment = ANY($2::bigint[])', [repoId, folded]);
+  for (const row of rows) {
+    const segment = Number(row.segment);
+    decodePostingBlob(row.postings, (id, tf) => {
+      if (liveIn.get(id) !== segment) return;
+      let list = byTerm.get(row.term);
+      if (!list) byTerm.set(row.term, (list = { ids: [], tfs: [] }));
+      list.ids.push(id);
+      list.tfs.push(tf);
+      postings++;
+    });
+  }
+  await session.query('DELETE FROM segment_postings WHERE repo_id = $1 AND segment = ANY($2::bigint[])', [repoId, folded]);
+  await session.query('DELETE FROM segments WHERE repo_id = $1 AND segment = ANY($2::bigint[])', [repoId, folded]);
+  if (liveIn.size > 0) {
+    await writeSegmentRows(session, repoId, next, byTerm);
+    await session.query('UPDATE chunks SET segment = $2 WHERE repo_id = $1 AND segment = ANY($3::bigint[])', [repoId, next, folded]);
+    await session.query('INSERT INTO segments (repo_id, segment, chunks, postings) VALUES ($1, $2, $3, $4)', [repoId, next, liveIn.size, postings]);
+  }
+  return true;
 }

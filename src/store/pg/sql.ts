@@ -11,6 +11,11 @@ export interface SqlSession {
 
 /** A connection taken from the pool for a while (a transaction, a session lock); give it back with `release`. */
 export interface HeldSession extends SqlSession {
+  /**
+   * Stream rows into a table with `COPY … FROM STDIN` (text format): `statement` is the COPY
+   * statement, `data` the rows, each a line of tab-separated values escaped with `copyText`.
+   */
+  copyIn(statement: string, data: Iterable<string>): Promise<void>;
   /** Return the connection; `broken` closes it instead (after an error left it in an unknown state). */
   release(broken?: boolean): void;
 }
@@ -44,4 +49,9 @@ export async function inTransaction<T>(pool: SqlPool, work: (tx: SqlSession) => 
   } finally {
     session.release(broken);
   }
+}
+
+/** A value as COPY's text format writes it: backslash, tab, newline and carriage return escaped. */
+export function copyText(value: string): string {
+  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : value;
 }

@@ -21,6 +21,8 @@ CREATE TABLE chunks (
   symbol              TEXT,
   -- The embedder whose vector `embedding` is (engine, model, dimension), NULL with it.
   embedding_model     TEXT,
+  -- The segment holding this chunk's postings (older segments may hold postings of its earlier versions: those do not count).
+  segment             BIGINT NOT NULL,
   PRIMARY KEY (repo_id, id),
   UNIQUE (repo_id, path, chunk_index, chunk_hash),
   UNIQUE (repo_id, chunk_id)
@@ -49,13 +51,25 @@ CREATE TABLE files (
   PRIMARY KEY (repo_id, path)
 );
 
--- The inverted index: for each term, the chunks holding it and how often. Field terms (path,
--- declared names, commit subjects) sit beside content terms behind a control-character prefix.
-CREATE TABLE postings (
+-- The inverted index, in segments as the embedded store keeps it: each sync writes the postings of
+-- the chunks it (re)indexed as a new segment; a posting counts only while its chunk's `segment` is
+-- that segment. Segments are merged when there are too many, or too much of them is stale.
+CREATE TABLE segments (
+  repo_id             UUID NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+  segment             BIGINT NOT NULL,
+  chunks              INT NOT NULL,
+  postings            BIGINT NOT NULL,
+  PRIMARY KEY (repo_id, segment)
+);
+
+-- One row per (segment, term): the chunk ids holding the term and their frequencies, encoded
+-- (ids ascending, varint gaps, varint frequencies). Field terms (path, declared names, commit
+-- subjects) sit beside content terms behind a control-character prefix.
+CREATE TABLE segment_postings (
   repo_id             UUID NOT NULL,
   term                TEXT NOT NULL,
-  chunk_id            BIGINT NOT NULL,
-  tf                  INT NOT NULL,
-  PRIMARY KEY (repo_id, term, chunk_id)
+  segment             BIGINT NOT NULL,
+  df                  INT NOT NULL,
+  postings            BYTEA NOT NULL,
+  PRIMARY KEY (repo_id, term, segment)
 );
-CREATE INDEX idx_postings_chunk ON postings(repo_id, chunk_id);
