@@ -262,7 +262,7 @@ export class PgStore implements IndexStore {
       } catch {
         ordered = false;
       }
-      if (!ordered || count !== row.df) problems.push(`the postings of "${row.term.replace(/[\u0000-\u001f]/g, '')}" in segment ${row.segment} are damaged`);
+      if (!ordered || count !== row.df) problems.push(`the postings of "${[...row.term].filter((c) => c >= ' ').join('')}" in segment ${row.segment} are damaged`);
       if (problems.length >= 10) break;
     }
     return problems;
