@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { HeldSession, SqlPool } from './store/pg/sql.js';
@@ -7,6 +8,17 @@ import { unavailable } from './store/pg/pg-store.js';
 
 /** Connection-level failures (not a statement's): what `--store` must fix. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', '28P01', '28000', '3D000', '53300', '57P03']);
+
+/** Statements worth preparing: queries and row changes (not transaction control, settings or DDL). */
+const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+const names = new Map<string, string>();
+
+/** A stable name for a statement's text (the same text, the same prepared statement on a connection). */
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (!name) names.set(text, (name = `repodex_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`));
+  return name;
+}
 
 /**
  * The `pg` driver behind the store's SqlPool: the one place that imports it. Connection failures
@@ -28,7 +40,10 @@ export function pgPool(url: string, where: string): SqlPool {
   };
   const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]): Promise<Row[]> => {
     try {
-      return (await client.query(text, params as unknown[] | undefined)).rows as Row[];
+      // Data statements are prepared once per connection and reused by name: parsing and planning
+      // them again on every request cost about as much as running them.
+      const name = PREPARABLE.test(text) ? statementName(text) : undefined;
+      return (await client.query({ text, values: params as unknown[] | undefined, ...(name ? { name } : {}) })).rows as Row[];
     } catch (error) {
       throw translate(error);
     }

@@ -26,8 +26,8 @@ export const MAX_FOCUSED_HITS = 5;
  */
 export async function presentHits(ctx: RepoContext, view: IndexView, hits: readonly SearchHit[], words: QueryWords): Promise<PresentedHit[]> {
   const changed = new Map<string, boolean>();
-  const out: PresentedHit[] = [];
-  for (const [rank, hit] of hits.entries()) {
+  // Focus the hits first, then ask the index for all their declarations at once (a database answers them in one round trip).
+  const planned = hits.map((hit, rank): { shown: PresentedHit; slot: number; focused?: { snippet: string; line: number; last: number } } => {
     const { matched: _matched, hash: _hash, ...shown } = hit;
     const slot = view.findFile(hit.path);
     let isChanged = changed.get(hit.path);
@@ -37,24 +37,14 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
       isChanged = !record || !stat || !sameStamp(stampOf(stat), record);
       changed.set(hit.path, isChanged);
     }
-    if (isChanged) {
-      out.push({ ...shown, stale: true });
-      continue;
-    }
-    if (rank >= MAX_FOCUSED_HITS || hit.end_line - hit.start_line < 3 || snippetShowsAll(hit.snippet, hit.matched, words)) {
-      out.push(shown);
-      continue;
-    }
+    if (isChanged) return { shown: { ...shown, stale: true }, slot };
+    if (rank >= MAX_FOCUSED_HITS || hit.end_line - hit.start_line < 3 || snippetShowsAll(hit.snippet, hit.matched, words)) return { shown, slot };
     const lines = readChunkLines(ctx, view, hit);
     const focused = lines && focusSnippet(lines, hit.start_line, words);
-    if (!focused) {
-      out.push(shown);
-      continue;
-    }
-    const symbol = (await view.symbolAt(slot, focused.line, focused.last)) ?? hit.symbol;
-    out.push({ ...shown, snippet: focused.snippet, symbol });
-  }
-  return out;
+    return focused ? { shown, slot, focused } : { shown, slot };
+  });
+  const symbols = await Promise.all(planned.map(({ slot, focused }) => (focused ? view.symbolAt(slot, focused.line, focused.last) : null)));
+  return planned.map(({ shown, focused }, i) => (focused ? { ...shown, snippet: focused.snippet, symbol: symbols[i] ?? shown.symbol } : shown));
 }
 
 /**

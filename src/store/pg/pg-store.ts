@@ -224,22 +224,27 @@ export class PgStore implements IndexStore {
     const problems: string[] = [];
     const meta = await this.readMeta();
     if (!meta) return { problems: [], checked: [], notes: [] };
-    const [counts] = await this.pool.query<{ files: string; chunks: string; mismatched: string; orphans: string; unposted: string }>(
-      `SELECT (SELECT count(*) FROM files WHERE repo_id = $1) AS files,
-              (SELECT count(*) FROM chunks WHERE repo_id = $1) AS chunks,
-              (SELECT count(*) FROM files f WHERE f.repo_id = $1
-                  AND f.chunk_count <> (SELECT count(*) FROM chunks c WHERE c.repo_id = $1 AND c.path = f.path)) AS mismatched,
-              (SELECT count(*) FROM chunks c WHERE c.repo_id = $1
-                  AND NOT EXISTS (SELECT 1 FROM files f WHERE f.repo_id = $1 AND f.path = c.path)) AS orphans,
-              (SELECT count(*) FROM chunks c WHERE c.repo_id = $1
-                  AND NOT EXISTS (SELECT 1 FROM segments s WHERE s.repo_id = $1 AND s.segment = c.segment)) AS unposted`,
+    // Set-based (one pass over each table, joined by hash): right after a bulk load the planner has
+    // no statistics yet, and correlated subqueries then cost a scan per file.
+    const [counts] = await this.pool.query<{ files: string; chunks: string; mismatched: string; orphans: string }>(
+      `SELECT count(f.path) AS files,
+              coalesce(sum(c.n), 0) AS chunks,
+              count(*) FILTER (WHERE f.path IS NOT NULL AND f.chunk_count <> coalesce(c.n, 0)) AS mismatched,
+              coalesce(sum(c.n) FILTER (WHERE f.path IS NULL), 0) AS orphans
+         FROM (SELECT path, chunk_count FROM files WHERE repo_id = $1) f
+         FULL JOIN (SELECT path, count(*) AS n FROM chunks WHERE repo_id = $1 GROUP BY path) c ON c.path = f.path`,
+      [id],
+    );
+    const [unposted] = await this.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM (SELECT segment, count(*) AS n FROM chunks WHERE repo_id = $1 GROUP BY segment) c
+        WHERE NOT EXISTS (SELECT 1 FROM segments s WHERE s.repo_id = $1 AND s.segment = c.segment)`,
       [id],
     );
     if (Number(counts!.files) !== meta.counts.files) problems.push(`the index records ${meta.counts.files} files, the database holds ${counts!.files}`);
     if (Number(counts!.chunks) !== meta.counts.chunks) problems.push(`the index records ${meta.counts.chunks} chunks, the database holds ${counts!.chunks}`);
     if (Number(counts!.mismatched) > 0) problems.push(`${counts!.mismatched} file(s) hold another number of chunks than they record`);
     if (Number(counts!.orphans) > 0) problems.push(`${counts!.orphans} chunk(s) belong to no catalogued file`);
-    if (Number(counts!.unposted) > 0) problems.push(`${counts!.unposted} chunk(s) name a segment of postings the index does not hold`);
+    if (Number(unposted!.n) > 0) problems.push(`chunks name ${unposted!.n} segment(s) of postings the index does not hold`);
     if (meta.feature_version !== FEATURE_VERSION) problems.push(`built with other rules (feature version ${meta.feature_version}, this repodex ${FEATURE_VERSION})`);
     if (options.deep) problems.push(...(await this.checkPostings(id)));
     return { problems, checked: [`${this.where}: generation ${meta.generation} (files, chunks, segments${options.deep ? ', every posting' : ''})`], notes: [] };

@@ -36,6 +36,16 @@ export interface ChunkRow {
   readonly segment: number;
 }
 
+/** How many postings lists, document frequencies and outlines a view keeps. */
+const CACHED = 4096;
+
+/** Keep `value` under `key`, starting over when the cache is full (a view's working set is small). */
+function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
+  if (cache.size >= CACHED) cache.clear();
+  cache.set(key, value);
+  return value;
+}
+
 /** Everything a view holds in memory, read in one snapshot. */
 export interface ViewSnapshot {
   readonly meta: IndexMeta;
@@ -71,6 +81,12 @@ export class PgIndexView implements IndexView {
   /** The segment holding each doc's postings (postings of a chunk in any other segment are stale). */
   private readonly docSegment: Float64Array;
   private hashes: Uint8Array | undefined;
+  /** Decoded postings and document frequencies by term, and outlines by file slot: a view's data never changes, so answers are kept (up to CACHED each). */
+  private readonly postingCache = new Map<string, PostingList | undefined>();
+  private readonly dfCache = new Map<string, number>();
+  private readonly outlineCache = new Map<number, Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>>();
+  /** Outlines asked for in this turn of the event loop, fetched together in one statement. */
+  private outlineBatch: Map<number, { resolve(value: { symbols: OutlineSymbol[]; fallback: ChunkFallback }): void; reject(error: unknown): void }> | undefined;
 
   constructor(
     private readonly pool: SqlPool,
@@ -169,7 +185,15 @@ export class PgIndexView implements IndexView {
   }
 
   async postings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
-    if (terms.length === 0) return [];
+    const missing = [...new Set(terms.filter((term) => !this.postingCache.has(term)))];
+    if (missing.length > 0) {
+      const fetched = await this.fetchPostings(missing);
+      missing.forEach((term, i) => remember(this.postingCache, term, fetched[i]));
+    }
+    return terms.map((term) => this.postingCache.get(term));
+  }
+
+  private async fetchPostings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
     const byTerm = new Map<string, { docs: number[]; tfs: number[] }>();
     for (const row of await this.segmentRows(terms, true)) {
       let list = byTerm.get(row.term);
@@ -192,11 +216,14 @@ export class PgIndexView implements IndexView {
   }
 
   async documentFrequencies(terms: readonly string[]): Promise<number[]> {
-    if (terms.length === 0) return [];
-    // Summed over segments, as the embedded store does: may count chunks replaced since (postings(…).df is exact).
-    const df = new Map<string, number>();
-    for (const row of await this.segmentRows(terms, false)) df.set(row.term, (df.get(row.term) ?? 0) + row.df);
-    return terms.map((term) => df.get(term) ?? 0);
+    const missing = [...new Set(terms.filter((term) => !this.dfCache.has(term)))];
+    if (missing.length > 0) {
+      // Summed over segments, as the embedded store does: may count chunks replaced since (postings(…).df is exact).
+      const df = new Map<string, number>();
+      for (const row of await this.segmentRows(missing, false)) df.set(row.term, (df.get(row.term) ?? 0) + row.df);
+      for (const term of missing) remember(this.dfCache, term, df.get(term) ?? 0);
+    }
+    return terms.map((term) => this.dfCache.get(term)!);
   }
 
   async chunks(docs: readonly number[]): Promise<ChunkRecord[]> {
@@ -222,17 +249,41 @@ export class PgIndexView implements IndexView {
     return this.docById.get(chunkId) ?? -1;
   }
 
-  /** The outline of a file as stored (one statement, generation checked). */
-  private async storedOutline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
-    const rows = await this.current<{ generation: string; symbols: OutlineSymbol[] | null; fallback: string | null; found: boolean }>(
-      `SELECT r.generation, f.symbols, f.fallback, f.path IS NOT NULL AS found
-         FROM repos r LEFT JOIN files f ON f.repo_id = r.id AND f.path = $2
+  /** The outline of a file as stored: asked for together with the others of this turn (one statement, generation checked), then kept. */
+  private storedOutline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    const cached = this.outlineCache.get(slot);
+    if (cached) return cached;
+    const promise = new Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>((resolve, reject) => {
+      if (!this.outlineBatch) {
+        const batch = (this.outlineBatch = new Map());
+        queueMicrotask(() => {
+          this.outlineBatch = undefined;
+          this.fetchOutlines(batch).catch((error: unknown) => {
+            for (const waiter of batch.values()) waiter.reject(error);
+          });
+        });
+      }
+      this.outlineBatch.set(slot, { resolve, reject });
+    });
+    // A failed read is not kept: the next request asks again.
+    promise.catch(() => this.outlineCache.delete(slot));
+    return remember(this.outlineCache, slot, promise);
+  }
+
+  private async fetchOutlines(batch: ReadonlyMap<number, { resolve(value: { symbols: OutlineSymbol[]; fallback: ChunkFallback }): void; reject(error: unknown): void }>): Promise<void> {
+    const slots = [...batch.keys()];
+    const rows = await this.current<{ generation: string; path: string | null; symbols: OutlineSymbol[] | null; fallback: string | null }>(
+      `SELECT r.generation, f.path, f.symbols, f.fallback
+         FROM repos r LEFT JOIN files f ON f.repo_id = r.id AND f.path = ANY($2::text[])
         WHERE r.id = $1`,
-      [this.repoId, this.filePath(slot)],
+      [this.repoId, slots.map((slot) => this.filePath(slot))],
     );
-    const row = rows[0]!;
-    if (!row.found) throw new RepodexError('INDEX_CORRUPT', `${this.filePath(slot)} is catalogued but has no row`);
-    return { symbols: row.symbols ?? [], fallback: row.fallback as ChunkFallback };
+    const byPath = new Map(rows.filter((row) => row.path !== null).map((row) => [row.path!, row]));
+    for (const [slot, waiter] of batch) {
+      const row = byPath.get(this.filePath(slot));
+      if (!row) waiter.reject(new RepodexError('INDEX_CORRUPT', `${this.filePath(slot)} is catalogued but has no row`));
+      else waiter.resolve({ symbols: row.symbols ?? [], fallback: row.fallback as ChunkFallback });
+    }
   }
 
   async outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {

@@ -15,6 +15,8 @@ function pgText(text: string): string {
 const FLUSH_CHUNKS = 2_000;
 /** Postings gathered into one segment before it is written and the next begins (bounds the writer's memory). */
 const SEGMENT_POSTINGS = 500_000;
+/** Postings written by one sync from which the tables' statistics are refreshed at once. */
+const ANALYZE_AFTER = 50_000;
 /** More segments than this are folded into one (all but the first, oldest and largest)… */
 const MAX_SEGMENTS = 8;
 /** …and all of them when more than this share of the chunks they were written with is gone. */
@@ -288,6 +290,11 @@ export class PgGenerationWriter implements GenerationWriter {
         [this.repoId, meta.generation, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
       );
       await session.query('COMMIT');
+      // Fresh planner statistics after a large write: without them PostgreSQL reads every row of a
+      // repository to find a term (measured: 90 ms instead of 0.1 ms per search on playwright)
+      // until autovacuum gets to it.
+      const postings = this.written.reduce((sum, w) => sum + w.postings, 0);
+      if (!this.base || merged || postings >= ANALYZE_AFTER) await session.query('ANALYZE files, chunks, segments, segment_postings');
       return { meta, merged };
     } catch (error) {
       broken = true;
