@@ -51,8 +51,11 @@ interface GitRoot {
   readonly controls: readonly RootControl[];
 }
 
-/** Roots whose git exclude layers are kept (a server has one; a test process has many). */
-const MAX_GIT_ROOTS = 64;
+/**
+ * Roots whose git exclude layers are kept, least recently used dropped first: a team server
+ * serves many repositories, each checked on every request (a memo is a few rule layers).
+ */
+const MAX_GIT_ROOTS = 1024;
 const gitRoots = new Map<string, FileMemo<GitRoot>>();
 
 /**
@@ -63,7 +66,11 @@ const gitRoots = new Map<string, FileMemo<GitRoot>>();
 function gitRoot(root: string, env: GitEnv): GitRoot {
   const key = [root, env.HOME, env.XDG_CONFIG_HOME, env.GIT_CONFIG_GLOBAL, env.GIT_CONFIG_SYSTEM, env.GIT_CONFIG_NOSYSTEM].join('\0');
   let memo = gitRoots.get(key);
-  if (!memo) {
+  if (memo) {
+    // Most recently used last: the first key is the one to drop.
+    gitRoots.delete(key);
+    gitRoots.set(key, memo);
+  } else {
     if (gitRoots.size >= MAX_GIT_ROOTS) gitRoots.delete(gitRoots.keys().next().value!);
     memo = new FileMemo((consulted) => {
       const excludes = gitExcludes(root, env);

@@ -72,7 +72,8 @@ describe.skipIf(backend.missing !== undefined)(`engine conformance (store: ${bac
   const freshAnswers = (root: string): Promise<unknown> => freshAnswersOn(root, backend.spec);
 
   it('property: an incremental index answers exactly like a fresh build, over random add/modify/delete/rename/touch sequences', async () => {
-    for (const seed of [11, 23, 37, 41, 59]) {
+    // Five random histories on the embedded store; two on a database, where each step's fresh build is a new repository in the same database.
+    for (const seed of backend.spec.kind === 'fs' ? [11, 23, 37, 41, 59] : [11, 37]) {
       const rng = prng(seed);
       const files: Record<string, string> = {};
       for (let i = 0; i < 14; i++) {
