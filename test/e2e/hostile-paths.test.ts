@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, makeRepo, tempDir } from '../helpers.js';
+import { CLI, makeRepo, runCliAsync, tempDir } from '../helpers.js';
 
 /**
  * The hostile-path corpus: every input is sent to every tool that takes a path (`open`,
@@ -139,19 +139,27 @@ describe('the hostile-path corpus on every front end', () => {
     }
   });
 
-  it('CLI: open and outline exit 1 on every input (from the root; traversals also from a subfolder) and leak nothing', () => {
+  it('CLI: open and outline exit 1 on every input (from the root; traversals also from a subfolder) and leak nothing', async () => {
     const inputs = hostileInputs().filter((input) => !input.includes('\0'));
+    const runs: { command: string; input: string; cwd: string }[] = [];
     for (const input of inputs) {
       for (const command of ['open', 'outline']) {
         // From src/, paths resolve against src/ (as in git): `../.env` is the root's .env there.
         const folders = command === 'open' && input.includes('..') ? [root, join(root, 'src')] : [root];
-        for (const cwd of folders) {
-          const result = spawnSync(process.execPath, [CLI, command, '--root', root, '--json', '--', input], { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 });
-          const context = `cli ${command} ${JSON.stringify(input.slice(0, 80))} from ${cwd === root ? 'root' : 'src/'}`;
-          expectNoLeak(result.stdout + result.stderr, context);
-          expect(result.status, context).toBe(1);
-        }
+        for (const cwd of folders) runs.push({ command, input, cwd });
       }
     }
+    // Two processes at a time, awaited: the test worker's event loop stays free.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < runs.length) {
+        const { command, input, cwd } = runs[next++]!;
+        const result = await runCliAsync([command, '--root', root, '--json', '--', input], { cwd });
+        const context = `cli ${command} ${JSON.stringify(input.slice(0, 80))} from ${cwd === root ? 'root' : 'src/'}`;
+        expectNoLeak(result.stdout + result.stderr, context);
+        expect(result.code, context).toBe(1);
+      }
+    };
+    await Promise.all([worker(), worker()]);
   });
 });
