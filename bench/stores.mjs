@@ -48,10 +48,16 @@ async function withClient(url, work) {
   }
 }
 
-/** Bytes of repodex's tables and their indexes (all nodes on Citus): the database holds only this corpus's index, see emptyDatabase. */
+/**
+ * Bytes of repodex's tables and their indexes (all nodes on Citus), compacted first (the rebuilds
+ * before leave dead rows until vacuum): the database holds only this corpus's index, see emptyDatabase.
+ */
 function databaseBytes(url, citus) {
   const size = citus ? 'citus_total_relation_size' : 'pg_total_relation_size';
-  return withClient(url, async (client) => Number((await client.query(`SELECT sum(${size}(t::regclass))::bigint AS bytes FROM unnest($1::text[]) AS t`, [TABLES])).rows[0].bytes));
+  return withClient(url, async (client) => {
+    for (const table of TABLES) await client.query(`VACUUM FULL ${table}`);
+    return Number((await client.query(`SELECT sum(${size}(t::regclass))::bigint AS bytes FROM unnest($1::text[]) AS t`, [TABLES])).rows[0].bytes);
+  });
 }
 
 /** Remove every repository's rows and reclaim their space, so sizes and timings start from an empty database. */
