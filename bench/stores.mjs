@@ -4,7 +4,8 @@
 // cost on each. Every store gets its own clone of the corpus; timed runs alternate between stores
 // so a drifting machine weighs on all alike. Lexical index only (embeddings off): vectors cost the
 // same embedding work on every store, and vector search itself is compared by the test suite.
-// Usage: node bench/stores.mjs <corpus-git-checkout> --pg URL [--citus URL] [--queries N] [--runs N] [--json out.json]
+// Then throughput: N servers per store (default 4) searching at once, on this one machine.
+// Usage: node bench/stores.mjs <corpus-git-checkout> --pg URL [--citus URL] [--queries N] [--runs N] [--clients N] [--json out.json]
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { StdioServer, benchEnv, corpusArgs, corpusSelection, createRng, describeMachine, formatBytes, formatMs, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, scrubbedHere, summarize, tail } from './lib.mjs';
 
-const USAGE = 'usage: node bench/stores.mjs <corpus-git-checkout> --pg URL [--citus URL] [--queries N] [--runs N] [--json out.json]';
+const USAGE = 'usage: node bench/stores.mjs <corpus-git-checkout> --pg URL [--citus URL] [--queries N] [--runs N] [--clients N] [--json out.json]';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(REPO, 'bin', 'repodex.js');
 const log = (message) => process.stderr.write(`[stores] ${message}\n`);
@@ -75,7 +76,7 @@ function duBytes(path) {
 }
 
 async function main() {
-  const parsed = corpusArgs(USAGE, { pg: { type: 'string' }, citus: { type: 'string' }, queries: { type: 'string' }, runs: { type: 'string' }, json: { type: 'string' } });
+  const parsed = corpusArgs(USAGE, { pg: { type: 'string' }, citus: { type: 'string' }, queries: { type: 'string' }, runs: { type: 'string' }, clients: { type: 'string' }, json: { type: 'string' } });
   if (parsed.exit !== undefined) process.exit(parsed.exit);
   const { corpus, values } = parsed;
   if (!values.pg) {
@@ -84,6 +85,7 @@ async function main() {
   }
   const queryCount = Number(values.queries ?? 200);
   const runs = Number(values.runs ?? 5);
+  const clientCount = Number(values.clients ?? 4);
   const machine = machineInfo();
   const scratch = mkdtempSync(join(os.tmpdir(), 'repodex-stores-'));
   const stores = [{ name: 'file store', url: 'fs' }, { name: 'PostgreSQL', url: values.pg }, ...(values.citus ? [{ name: 'Citus', url: values.citus, citus: true }] : [])];
@@ -139,6 +141,18 @@ async function main() {
       }
     }
     for (const server of servers) await server.close();
+    // Throughput: `clients` servers per store, each sending every query in turn, all at once.
+    const throughput = [];
+    for (const store of stores) {
+      const clients = Array.from({ length: clientCount }, () => new StdioServer(BIN, store.root, ['--store', store.url]));
+      for (const client of clients) await client.request({ op: 'search', q: queries[0], top_k: 20 });
+      const started = performance.now();
+      await Promise.all(clients.map(async (client, c) => {
+        for (let i = 0; i < queries.length; i++) await client.request({ op: 'search', q: queries[(i + c * 37) % queries.length], top_k: 20 });
+      }));
+      throughput.push((clientCount * queries.length) / ((performance.now() - started) / 1000));
+      for (const client of clients) await client.close();
+    }
     const baseFull = summarize(stores[0].samples.full).median;
     const rows = stores.map((store, s) => {
       const full = summarize(store.samples.full).median;
@@ -152,11 +166,12 @@ async function main() {
         formatMs(search.median),
         formatMs(search.p99),
         formatBytes(sizes[s]),
+        `${Math.round(throughput[s])}/s`,
       ];
     });
     const scrubbed = scrubbedHere();
     process.stdout.write(`\nstores on ${corpus} (${files.length} files); ${describeMachine(machine)}${scrubbed.length > 0 ? `; ${scrubbed.join(', ')} unset for measured processes` : ''}\n\n`);
-    process.stdout.write(`${renderTable(['store', 'full sync, median', '÷ file store', 'no-change sync, median', 'one-file edit sync, median', 'search p50', 'search p99', 'index size'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n`);
+    process.stdout.write(`${renderTable(['store', 'full sync, median', '÷ file store', 'no-change sync, median', 'one-file edit sync, median', 'search p50', 'search p99', 'index size', `searches/s, ${clientCount} servers`], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])}\n\n`);
     process.stdout.write(`top-20 identical on every store: ${queries.length - differing} of ${queries.length} queries${examples.length > 0 ? ` (differing: ${examples.map((q) => JSON.stringify(q)).join(', ')})` : ''}\n`);
     for (let s = 1; s < stores.length; s++) {
       const search = summarize(latencies[s]);
