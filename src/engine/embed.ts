@@ -220,11 +220,14 @@ async function writeManifest(ctx: RepoContext, store: IndexStore, view: IndexVie
 }
 
 /**
- * The text of each doc's chunk, read from its file and kept only when it still hashes to the
- * indexed chunk: only text the index holds (denylisted and secret-scanned at sync) is ever
- * embedded, whatever the file holds now. One read per file.
+ * The text of each doc's chunk: as the store keeps it (a database), else read from its file and
+ * kept only when it still hashes to the indexed chunk. Either way only text the index holds
+ * (denylisted and secret-scanned at sync) is ever embedded, whatever the file holds now. One read
+ * per file.
  */
 async function readChunkTexts(ctx: RepoContext, view: IndexView, docs: readonly number[]): Promise<Map<number, string>> {
+  const stored = await view.storedTexts(docs);
+  if (stored) return stored;
   const byFile = new Map<number, number[]>();
   for (const doc of docs) {
     const slot = view.docFile[doc]!;

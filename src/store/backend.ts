@@ -118,6 +118,12 @@ export interface IndexView {
   sampleTerms(count: number): Promise<string[]>;
   /** Every doc's chunk hash, 32 bytes each, back to back (dead docs: zeros): what vectors are keyed by. */
   chunkHashes(): Uint8Array;
+  /**
+   * The text of chunks by doc, as the store keeps it (a database stores it: a server needs no
+   * checkout to embed), or undefined when the store keeps none (the file store: the caller reads
+   * the working tree and keeps a text only while it still hashes to the chunk).
+   */
+  storedTexts(docs: readonly number[]): Promise<Map<number, string> | undefined>;
 }
 
 /** Which chunk texts one embedder's vectors cover: what an embedding run asks before embedding. */

@@ -465,7 +465,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     };
     if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json);
     if (name === 'db') {
-      if (positionals[0] !== 'distribute') throw new RepodexError('BAD_REQUEST', `repodex db ${positionals[0] ?? ''}: the db command is \`repodex db distribute --store URL\``, { selfContained: true });
+      if (positionals[0] !== 'distribute') {
+        const asked = positionals[0] === undefined ? 'repodex db needs a subcommand' : `unknown db command ${JSON.stringify(positionals[0])}`;
+        throw new RepodexError('BAD_REQUEST', `${asked}: use \`repodex db distribute --store URL\``, { selfContained: true });
+      }
       const report = await distributeStore({ root, store });
       emit(report, (data) => printDistribute(data));
       return 0;

@@ -344,6 +344,11 @@ export class FsIndexView implements IndexView {
     }
     return this.hashes;
   }
+
+  /** The file store keeps no chunk text: it is in the working tree. */
+  async storedTexts(): Promise<undefined> {
+    return undefined;
+  }
 }
 
 /** Index of the first element greater than `value` in an ascending array. */

@@ -319,6 +319,19 @@ export class PgIndexView implements IndexView {
     return rows.map((row) => row.term);
   }
 
+  async storedTexts(docs: readonly number[]): Promise<Map<number, string>> {
+    const ids = docs.map((doc) => this.rows[doc]!.id);
+    const rows = await this.current<{ generation: string; chunk_id: string | null; content: string | null }>(
+      `SELECT r.generation, c.chunk_id, c.content
+         FROM repos r LEFT JOIN chunks c ON c.repo_id = r.id AND c.chunk_id = ANY($2::bigint[])
+        WHERE r.id = $1`,
+      [this.repoId, ids],
+    );
+    const out = new Map<number, string>();
+    for (const row of rows) if (row.chunk_id !== null) out.set(this.docById.get(Number(row.chunk_id))!, row.content!);
+    return out;
+  }
+
   chunkHashes(): Uint8Array {
     if (!this.hashes) {
       const out = new Uint8Array(this.docCount * 32);
