@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,13 +6,11 @@ import { createEmbedder, openStore } from '../../src/compose.js';
 import { Engine } from '../../src/engine/engine.js';
 import { pgPool } from '../../src/pg-driver.js';
 import type { SqlPool } from '../../src/store/pg/sql.js';
-import { TOPICS, makeRepo, runCli } from '../helpers.js';
+import { TOPICS, makeRepo, runCli, runCliAsync } from '../helpers.js';
 import { testBackends } from './backends.js';
 
 // Seed 001's exit criteria and the database store's own promises, checked with SQL against a real
 // server: what a team running repodex on PostgreSQL (or Citus) relies on.
-
-const CLI = join(import.meta.dirname, '..', '..', 'bin', 'repodex.js');
 
 function git(root: string, ...args: string[]): string {
   const result = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: root, encoding: 'utf8' });
@@ -31,18 +29,6 @@ function committedRepo(files: Record<string, string>): string {
 
 function module(name: string, lines = 6): string {
   return `export function ${name}(input: number): number {\n${Array.from({ length: lines }, (_, i) => `  input += ${i}; // ${name} step ${i}`).join('\n')}\n  return input;\n}\n`;
-}
-
-/** A CLI process, awaited (for running several at once). */
-function cliAsync(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
@@ -127,7 +113,7 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       const root = committedRepo(files);
       for (let round = 0; round < 2; round++) {
         for (let i = 0; i < 30; i += 3) writeFileSync(join(root, `src/m${i}.ts`), module(`round${round}step${i}`, 5));
-        const runs = await Promise.all(Array.from({ length: 10 }, () => cliAsync(['sync', '--json', '--embeddings', 'off'], root, { REPODEX_STORE: url })));
+        const runs = await Promise.all(Array.from({ length: 10 }, () => runCliAsync(['sync', '--json', '--embeddings', 'off'], { cwd: root, env: { REPODEX_STORE: url } })));
         for (const run of runs) expect(run.code === 0 || /another sync is running/.test(run.stderr), run.stderr).toBe(true);
         expect(runs.some((run) => run.code === 0)).toBe(true);
       }
