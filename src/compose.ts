@@ -70,6 +70,8 @@ export interface ComposeOptions {
   readonly limits?: LimitOverrides;
   /** Where the index lives (`--store`: fs or a PostgreSQL URL), over REPODEX_STORE and the config. */
   readonly store?: string | undefined;
+  /** Automatic indexing (`--indexing=on|off`), over REPODEX_INDEXING; config `auto_index: false` still turns it off. */
+  readonly autoIndex?: boolean | undefined;
 }
 
 /** Whether automatic indexing is allowed in this environment (`REPODEX_INDEXING=0` turns it off). */
@@ -169,7 +171,7 @@ export function createStore(root: string, env: NodeJS.ProcessEnv = process.env, 
 /** The only place that picks concrete backends: an engine for one-shot commands (syncs in this thread, stat-based freshness). */
 export function createEngine(options: ComposeOptions = {}): Engine {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
-  return new Engine(root, createStore(root, process.env, options.store), { autoIndex: autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits, embedders: createEmbedder });
+  return new Engine(root, createStore(root, process.env, options.store), { autoIndex: options.autoIndex ?? autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits, embedders: createEmbedder });
 }
 
 /** A long-running server's engine: syncs in a worker thread, freshness from a file watcher (falling back to stats). */
@@ -205,7 +207,7 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   const runner = workerRunner(root, spec, store);
   const probe = new WatchProbe(watcher);
   const engine = new Engine(root, store, {
-    autoIndex: autoIndexEnabled(),
+    autoIndex: options.autoIndex ?? autoIndexEnabled(),
     ranking: options.ranking ?? rankingFromEnv(),
     probe,
     runner,

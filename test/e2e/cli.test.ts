@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeRepo, runCli } from '../helpers.js';
 
@@ -55,5 +57,18 @@ describe('repodex CLI for people', () => {
     const status = runCli(['status', '--json', '--root', root]).json<{ indexed: boolean }>();
     expect(status.indexed).toBe(false);
     expect(runCli(['search', 'router', '--json', '--root', root]).json<{ synced?: unknown }>().synced).toBeDefined();
+  });
+
+  it('--indexing=off answers from the index as it is and says it is stale; --indexing=on refreshes it even where REPODEX_INDEXING=0', () => {
+    const repo = makeRepo({ 'src/a.ts': 'export const alphaMarker = 1;\n' });
+    expect(runCli(['sync', '--root', repo]).code).toBe(0);
+    writeFileSync(join(repo, 'src/b.ts'), 'export const quokkaZebra = 2;\n');
+    const manual = runCli(['search', 'quokkaZebra', '--json', '--indexing=off', '--root', repo]).json<{ results: unknown[]; warnings: string[]; synced?: unknown }>();
+    expect(manual.results).toEqual([]);
+    expect(manual.synced).toBeUndefined();
+    expect(manual.warnings.join(' ')).toMatch(/index is stale/);
+    const forced = runCli(['search', 'quokkaZebra', '--json', '--indexing=on', '--root', repo], { env: { REPODEX_INDEXING: '0' } }).json<{ results: { path: string }[] }>();
+    expect(forced.results[0]?.path).toBe('src/b.ts');
+    expect(runCli(['search', 'x', '--indexing=maybe', '--root', repo]).stderr).toMatch(/--indexing must be on or off/);
   });
 });

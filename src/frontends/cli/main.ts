@@ -451,12 +451,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     const root = values.root as string | undefined;
     const store = values.store as string | undefined;
-    const indexing = values.indexing as string | undefined;
-    if (indexing !== undefined) {
-      if (indexing !== 'on' && indexing !== 'off') throw new RepodexError('BAD_REQUEST', `--indexing must be on or off, got ${JSON.stringify(indexing)}`);
-      // The same switch as the environment variable, read where engines are composed.
-      process.env.REPODEX_INDEXING = indexing === 'off' ? '0' : '1';
-    }
+    const autoIndex = indexingFlag(values.indexing as string | undefined);
     const style = styleFor(io.stdout);
     const handleOptions: HandleOptions = { ...(json || !progress ? {} : { onEvent: progress.onEvent }), signal: interrupt.signal };
     const emit = <T>(data: T, human: (data: T, style: Style) => string): void => {
@@ -473,7 +468,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       emit(report, (data) => printDistribute(data));
       return 0;
     }
-    const engine = createEngine({ root, requireRepository: name !== 'init', store });
+    const engine = createEngine({ root, requireRepository: name !== 'init', store, autoIndex });
     // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too.
     const repoPath = (path: string): string => cliPath(engine.root, path);
     /** Run one request as a call (audit log, response cap); refusals print their answer and exit 1. */
@@ -601,6 +596,13 @@ function indexAlias(args: readonly string[]): string[] {
 }
 
 /** `watch` and `serve`: long-running, on a server engine (worker-thread syncs, a file watcher). */
+/** `--indexing=on|off` (over REPODEX_INDEXING, for this command only), or undefined when not given. */
+function indexingFlag(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'on' && value !== 'off') throw new RepodexError('BAD_REQUEST', `--indexing must be on or off, got ${JSON.stringify(value)}`);
+  return value === 'on';
+}
+
 async function runServer(name: 'watch' | 'serve', values: Record<string, string | boolean | undefined>, root: string | undefined, io: CliIo, stop: AbortSignal, json: boolean): Promise<number> {
   if (name === 'serve' && values.stdio !== true && values.mcp !== true) {
     throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --mcp (for MCP clients) or repodex serve --stdio (the JSONL protocol)');
@@ -619,7 +621,7 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
     if (problem) throw new RepodexError('BAD_REQUEST', problem);
     limits[limit] = value;
   }
-  const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined });
+  const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined, autoIndex: indexingFlag(values.indexing as string | undefined) });
   const log = (message: string): void => {
     io.stderr.write(`${message}\n`);
   };
