@@ -297,6 +297,22 @@ export interface ParseCache {
   flush(live: () => Promise<ReadonlySet<string>>): Promise<void>;
 }
 
+/**
+ * A machine's parse cache with its upkeep: what a store is handed (it lives beside the checkout,
+ * `.repodex/parse-cache.rpdx`, whichever store holds the index).
+ */
+export interface LocalParseCache {
+  open(): Promise<ParseCache>;
+  /** Its checksums (see `IndexStore.checkCache`). */
+  check(): Promise<IntegrityReport>;
+  /** Drop a damaged tail or a cache made under other rules. */
+  tidy(): Promise<void>;
+  /** Remove it; returns what was removed. */
+  clean(): Promise<string[]>;
+  /** Bytes on disk. */
+  size(): number;
+}
+
 /** The outcome of an integrity check. */
 export interface IntegrityReport {
   /** What is damaged, one line each (empty when sound). */

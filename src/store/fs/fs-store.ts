@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { crashPoint } from '../../core/crash.js';
@@ -11,11 +11,11 @@ import { MANIFEST_KIND, type Manifest, type SegmentRef, decodeManifest, encodeMa
 import type { NewFile, Tree } from '../../index/model.js';
 import { Segment, SegmentBuilder } from '../../index/segment.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
+import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
 import { FsVectorStore, VECTORS_DIR, checkVectorFiles, dropVectorSets, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
-import { FsParseCache, repairParseCache, verifyParseCache } from './parse-cache.js';
+import { localParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
 
 /** meta.json: the commit record. Written last, by atomic rename; readers start here. */
@@ -40,7 +40,6 @@ type MetaFile = z.infer<typeof MetaFileSchema>;
 const GENERATION_FILE = /^gen-(\d+)\.rpdx$/;
 const SEGMENT_FILE = /^seg-(\d+)\.rpdx$/;
 const TEMP_FILE = /\.tmp-\d+$/;
-const CACHE_FILE = 'parse-cache.rpdx';
 
 /** Fold the small segments into one when a generation would have more than this many… */
 const MAX_SEGMENTS = 8;
@@ -67,12 +66,13 @@ export class FsStore implements IndexStore {
   private readonly vectorLockPath: string;
   private readonly vectorStores = new Map<string, FsVectorStore>();
   private readonly segments = new Map<string, Segment>();
-  private cache: FsParseCache | undefined;
+  private readonly cache: LocalParseCache;
 
   constructor(readonly dataDir: string) {
     this.metaPath = join(dataDir, 'meta.json');
     this.lockPath = join(dataDir, 'lock');
     this.vectorLockPath = join(dataDir, 'vectors.lock');
+    this.cache = localParseCache(dataDir);
   }
 
   private readMetaFile(): MetaFile | undefined {
@@ -244,7 +244,7 @@ export class FsStore implements IndexStore {
   async tidy(): Promise<void> {
     // A damaged or torn tail of the parse cache, or a cache made under other rules, goes now, not
     // only when a sync next has something to add to it.
-    repairParseCache(this.path(CACHE_FILE));
+    await this.cache.tidy();
     const current = this.currentManifest();
     if (!current) return;
     const keep = new Set<string>([current.file.manifest.name, ...current.manifest.segments.map((ref) => ref.name)]);
@@ -399,15 +399,12 @@ export class FsStore implements IndexStore {
     return { problems, checked, notes };
   }
 
-  async checkCache(): Promise<IntegrityReport> {
-    if (!existsSync(this.path(CACHE_FILE))) return { problems: [], checked: [], notes: [] };
-    return { ...verifyParseCache(this.path(CACHE_FILE)), checked: [CACHE_FILE] };
+  checkCache(): Promise<IntegrityReport> {
+    return this.cache.check();
   }
 
-  async parseCache(): Promise<ParseCache> {
-    mkdirSync(this.dataDir, { recursive: true });
-    this.cache ??= new FsParseCache(this.path(CACHE_FILE), this.dataDir);
-    return this.cache;
+  parseCache(): Promise<ParseCache> {
+    return this.cache.open();
   }
 
   async clean(): Promise<string[]> {
@@ -417,7 +414,6 @@ export class FsStore implements IndexStore {
         GENERATION_FILE.test(name) ||
         SEGMENT_FILE.test(name) ||
         name === 'meta.json' ||
-        name === CACHE_FILE ||
         TEMP_FILE.test(name) ||
         isLockLeftover(name, this.lockPath) ||
         isLockLeftover(name, this.vectorLockPath)
@@ -430,9 +426,9 @@ export class FsStore implements IndexStore {
         removed.push(`${name}/`);
       }
     }
+    removed.push(...(await this.cache.clean()));
     this.vectorStores.clear();
     this.segments.clear();
-    this.cache = undefined;
     return removed.sort();
   }
 
@@ -452,7 +448,7 @@ export class FsStore implements IndexStore {
     } catch (error) {
       if (!isRepodexError(error) && !isErrnoException(error)) throw error;
     }
-    return total + (statSync(this.path(CACHE_FILE), { throwIfNoEntry: false })?.size ?? 0);
+    return total + this.cache.size();
   }
 
   /**

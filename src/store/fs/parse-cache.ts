@@ -7,7 +7,7 @@ import { crashPoint } from '../../core/crash.js';
 import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
 import { SECRET_RULES_VERSION } from '../../safety/secrets.js';
 import { MAGIC, tag } from '../../index/format.js';
-import type { IntegrityReport, ParseCache, ParsedContent } from '../backend.js';
+import type { LocalParseCache, ParseCache, ParsedContent } from '../backend.js';
 
 /**
  * The parse cache (`parse-cache.rpdx`): an append-only log of parse results keyed by content, so a
@@ -368,12 +368,7 @@ export class FsParseCache implements ParseCache {
  * store holds its index: a store in a database keeps no parse results (they are this machine's
  * cache of its own work), so the composition root hands it this.
  */
-export function localParseCache(dataDir: string): {
-  open(): Promise<ParseCache>;
-  check(): Promise<IntegrityReport>;
-  tidy(): Promise<void>;
-  clean(): Promise<string[]>;
-} {
+export function localParseCache(dataDir: string): LocalParseCache {
   const path = join(dataDir, NAME);
   let cache: FsParseCache | undefined;
   return {
@@ -394,6 +389,9 @@ export function localParseCache(dataDir: string): {
       if (!existsSync(path)) return [];
       rmSync(path, { force: true });
       return [NAME];
+    },
+    size() {
+      return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
     },
   };
 }

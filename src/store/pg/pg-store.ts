@@ -4,7 +4,7 @@ import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
 import type { FileState, Tree } from '../../index/model.js';
 import type { Language } from '../../scan/language.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LockOwner, ParseCache, VectorManifest } from '../backend.js';
+import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
 import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
 import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
@@ -18,16 +18,6 @@ const MIN_SERVER_VERSION = 140000;
 const MIN_VECTOR_VERSION = [0, 8, 0];
 /** The first key of every advisory lock repodex takes (the second is the repository's). */
 const LOCK_SPACE = { writer: 7_311_985, vectors: 7_311_986 } as const;
-
-/** The per-machine parse cache and its upkeep, supplied by the composition root (it lives beside the checkout, not in the database). */
-export interface LocalCache {
-  open(): Promise<ParseCache>;
-  check(): Promise<IntegrityReport>;
-  /** Drop a damaged tail or a cache made under other rules. */
-  tidy(): Promise<void>;
-  /** Remove it; returns what was removed. */
-  clean(): Promise<string[]>;
-}
 
 /** What `--store` names, for messages (never its password). */
 export function describeUrl(url: string): string {
@@ -56,7 +46,7 @@ export class PgStore implements IndexStore {
     /** The repository's root, as this machine sees it: what names the repository in the database. */
     private readonly root: string,
     private readonly where: string,
-    private readonly cache: LocalCache,
+    private readonly cache: LocalParseCache,
   ) {}
 
   /** Check the server once and bring its schema up to date; every failure names its fix. */
