@@ -16,6 +16,32 @@ export interface VectorSet {
   hashRange(from: number, to: number): Uint8Array;
 }
 
+/** Vectors held in memory, found by chunk hash: a snapshot of the file store's log, or of a database's rows. */
+export class HeldVectors implements VectorSet {
+  private readonly byHash: Map<string, number>;
+
+  constructor(
+    readonly dim: number,
+    readonly count: number,
+    readonly data: Float32Array,
+    private readonly hashes: Uint8Array,
+    readonly damage: string | undefined,
+  ) {
+    this.byHash = new Map();
+    const view = Buffer.from(hashes.buffer, hashes.byteOffset, hashes.byteLength);
+    // A later record of the same hash wins (it can only repeat after a compaction race; both are the same vector).
+    for (let r = 0; r < count; r++) this.byHash.set(view.toString('latin1', r * 32, r * 32 + 32), r);
+  }
+
+  find(hash: Uint8Array): number {
+    return this.byHash.get(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')) ?? -1;
+  }
+
+  hashRange(from: number, to: number): Uint8Array {
+    return this.hashes.subarray(from * 32, to * 32);
+  }
+}
+
 /**
  * A nearest-neighbour index over the first `covered` records of a vector log. Records are only
  * appended, so it stays valid while the log grows; what it does not cover yet is scanned.

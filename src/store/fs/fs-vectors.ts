@@ -8,7 +8,7 @@ import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
 import { ANN_SETTINGS, AnnGraph } from '../../vector/ann-graph.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { ChunkVectors, IndexView, IntegrityReport, VectorHoldings, VectorIndexOutcome, VectorManifest, VectorStore } from '../backend.js';
-import { DocVectors, type RecordIndex, type VectorSet } from './doc-vectors.js';
+import { DocVectors, HeldVectors, type RecordIndex, type VectorSet } from './doc-vectors.js';
 
 /** Folder of the semantic index inside `.repodex/`. */
 export const VECTORS_DIR = 'vectors';
@@ -185,32 +185,6 @@ export function vectorsDirSize(dataDir: string): number {
   return total;
 }
 
-/** An in-memory snapshot of a log. */
-class LoadedVectors implements VectorSet {
-  private readonly byHash: Map<string, number>;
-
-  constructor(
-    readonly dim: number,
-    readonly count: number,
-    readonly data: Float32Array,
-    private readonly hashes: Uint8Array,
-    readonly damage: string | undefined,
-  ) {
-    this.byHash = new Map();
-    const view = Buffer.from(hashes.buffer, hashes.byteOffset, hashes.byteLength);
-    // A later record of the same hash wins (it can only repeat after a compaction race; both are the same vector).
-    for (let r = 0; r < count; r++) this.byHash.set(view.toString('latin1', r * 32, r * 32 + 32), r);
-  }
-
-  find(hash: Uint8Array): number {
-    return this.byHash.get(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('latin1')) ?? -1;
-  }
-
-  hashRange(from: number, to: number): Uint8Array {
-    return this.hashes.subarray(from * 32, to * 32);
-  }
-}
-
 /** What a log file holds: its valid records, and where the valid part ends. */
 interface LogContents {
   /** Why the header cannot be read as this log's (then nothing of the file is valid). */
@@ -233,7 +207,7 @@ export class FsVectorStore implements VectorStore {
   /** The folder and the log as damage reports name them (inside `.repodex/`). */
   private readonly folderName: string;
   private readonly logName: string;
-  private cached: { stamp: string; set: LoadedVectors } | undefined;
+  private cached: { stamp: string; set: HeldVectors } | undefined;
 
   constructor(
     dataDir: string,
@@ -359,7 +333,7 @@ export class FsVectorStore implements VectorStore {
     const stamp = this.logStamp();
     if (this.cached?.stamp === stamp) return this.cached.set;
     const contents = this.read();
-    const set = new LoadedVectors(this.identity.dim, contents.count, contents.data, contents.hashes, this.tailDamage(contents));
+    const set = new HeldVectors(this.identity.dim, contents.count, contents.data, contents.hashes, this.tailDamage(contents));
     this.cached = { stamp, set };
     return set;
   }

@@ -2,7 +2,7 @@ import { RepodexError } from '../../core/errors.js';
 import m001 from './migrations/001_repos.up.sql';
 import m002 from './migrations/002_chunks.up.sql';
 import m003 from './migrations/003_embeddings.up.sql';
-import type { SqlPool } from './sql.js';
+import { type SqlPool, inTransaction } from './sql.js';
 
 /** The schema's migrations, in order: `NNN_name.up.sql` files, applied once each and recorded. */
 export const MIGRATIONS: readonly { readonly version: number; readonly name: string; readonly sql: string }[] = [
@@ -42,17 +42,13 @@ export async function migrate(pool: SqlPool, where: string): Promise<void> {
           { selfContained: true },
         );
       }
+      // Each in a transaction of its own (on another connection: the lock is this session's, whatever runs meanwhile).
       for (const migration of MIGRATIONS) {
         if (applied.has(migration.version)) continue;
-        await session.query('BEGIN');
-        try {
-          await session.query(migration.sql);
-          await session.query('INSERT INTO repodex_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
-          await session.query('COMMIT');
-        } catch (error) {
-          await session.query('ROLLBACK').catch(() => (broken = true));
-          throw error;
-        }
+        await inTransaction(pool, async (tx) => {
+          await tx.query(migration.sql);
+          await tx.query('INSERT INTO repodex_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        });
       }
     } finally {
       await session.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => (broken = true));

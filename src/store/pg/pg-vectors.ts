@@ -1,8 +1,8 @@
 import { RepodexError } from '../../core/errors.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { ChunkVectors, IndexView, Neighbours, VectorFilter, VectorHoldings, VectorIndexOutcome, VectorStore } from '../backend.js';
-import { DocVectors, type VectorSet } from '../fs/doc-vectors.js';
-import type { SqlPool } from './sql.js';
+import { DocVectors, HeldVectors } from '../fs/doc-vectors.js';
+import { type SqlPool, inTransaction } from './sql.js';
 
 /** How an embedder's vectors are told apart in the `embeddings` table. */
 export function modelKey(identity: EmbedderIdentity): string {
@@ -25,28 +25,6 @@ function parseVector(text: string, dim: number): Float32Array {
     at = end + 1;
   }
   return out;
-}
-
-/** Vectors held in memory: what the exact search compares, the same arithmetic as the file store's. */
-class HeldVectors implements VectorSet {
-  private readonly byHash = new Map<string, number>();
-
-  constructor(
-    readonly dim: number,
-    readonly count: number,
-    readonly data: Float32Array,
-    private readonly hashes: string[],
-  ) {
-    hashes.forEach((hash, r) => this.byHash.set(hash, r));
-  }
-
-  find(hash: Uint8Array): number {
-    return this.byHash.get(Buffer.from(hash.buffer, hash.byteOffset, 32).toString('hex')) ?? -1;
-  }
-
-  hashRange(from: number, to: number): Uint8Array {
-    return Buffer.from(this.hashes.slice(from, to).join(''), 'hex');
-  }
 }
 
 /**
@@ -91,7 +69,7 @@ export class PgVectorStore implements VectorStore {
     const dim = this.identity.dim;
     const data = new Float32Array(rows.length * dim);
     rows.forEach((row, r) => data.set(parseVector(row.embedding, dim), r * dim));
-    const set = new HeldVectors(dim, rows.length, data, rows.map((row) => row.chunk_hash));
+    const set = new HeldVectors(dim, rows.length, data, Buffer.from(rows.map((row) => row.chunk_hash).join(''), 'hex'), undefined);
     this.held = { stamp, set };
     return set;
   }
@@ -187,22 +165,12 @@ class IndexedVectors implements ChunkVectors {
   }
 
   /** Run `text` with pgvector's search settings for this query, in a transaction of its own. */
-  private async withSearchSettings<Row>(efSearch: number, text: string, params: readonly unknown[]): Promise<Row[]> {
-    const session = await this.pool.connect();
-    let broken = false;
-    try {
-      await session.query('BEGIN');
-      await session.query("SET LOCAL hnsw.iterative_scan = 'relaxed_order'");
-      await session.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, efSearch))}`);
-      const rows = await session.query<Row>(text, params);
-      await session.query('COMMIT');
-      return rows;
-    } catch (error) {
-      broken = true;
-      throw error;
-    } finally {
-      session.release(broken);
-    }
+  private withSearchSettings<Row>(efSearch: number, text: string, params: readonly unknown[]): Promise<Row[]> {
+    return inTransaction(this.pool, async (tx) => {
+      await tx.query("SET LOCAL hnsw.iterative_scan = 'relaxed_order'");
+      await tx.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, efSearch))}`);
+      return tx.query<Row>(text, params);
+    });
   }
 
   async nearest(query: Float32Array, k: number, filter?: VectorFilter): Promise<Neighbours> {
