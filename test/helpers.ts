@@ -47,6 +47,16 @@ export interface CliRun {
 }
 
 /**
+ * Let the event loop turn. A long test of in-process work (syncs and verifies on the file store
+ * are synchronous file I/O behind their awaits) never reaches it otherwise, and the test runner's
+ * worker then misses its runner's replies for a minute and reports a timeout: long loops call this
+ * once per round.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * Run the built CLI as a real process without blocking this one: a test that runs hundreds of
  * them with `runCli` would hold the test worker's event loop for a minute and more, longer than
  * the test runner waits for the worker's progress reports.

@@ -5,7 +5,7 @@ import { openStore } from '../../src/compose.js';
 import { Engine } from '../../src/engine/engine.js';
 import { type ResponseOf, handle } from '../../src/protocol/index.js';
 import type { IndexStore, StoreSpec } from '../../src/store/backend.js';
-import { capitalize, makeRepo, pick, prng, tempDir } from '../helpers.js';
+import { capitalize, makeRepo, pick, prng, tempDir, yieldToEventLoop } from '../helpers.js';
 import { testBackends } from './backends.js';
 
 // Engine behaviour every index store must show (kysely-style: one suite, every backend): the
@@ -87,6 +87,7 @@ describe.skipIf(backend.missing !== undefined)(`engine conformance (store: ${bac
       const log: string[] = [];
       let tag = 100;
       for (let step = 0; step < 16; step++) {
+        await yieldToEventLoop();
         // One to three operations per step, then one sync.
         for (let op = 0; op < 1 + Math.floor(rng() * 3); op++) {
           const kind = pick(rng, ['add', 'modify', 'delete', 'rename', 'touch', 'modify']);

@@ -6,7 +6,7 @@ import { createEngine } from '../../src/compose.js';
 import { isRepodexError } from '../../src/core/errors.js';
 import type { SearchReport } from '../../src/engine/engine.js';
 import { AnnGraph } from '../../src/vector/ann-graph.js';
-import { TOPICS, makeRepo, prng, runCli, tempDir } from '../helpers.js';
+import { TOPICS, makeRepo, prng, runCli, tempDir, yieldToEventLoop } from '../helpers.js';
 
 // Byte flips in every kind of file under .repodex/: `verify` finds every one and names the file,
 // `status` reports it as damage (never by failing), no search answers from the damaged file (it
@@ -145,6 +145,7 @@ describe.skipIf(!HAS_GIT)('damage: a byte flipped in any file under .repodex/', 
     const rng = prng(20261125);
     const byKind = new Map<string, number>();
     for (let flip = 0; flip < FLIPS; flip++) {
+      await yieldToEventLoop();
       const path = all[flip % all.length]!;
       const name = path;
       const kind = kindOf(path);

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { type CliRun, makeRepo, prng, readIndex, runCli } from '../helpers.js';
+import { type CliRun, makeRepo, prng, readIndex, runCli, yieldToEventLoop } from '../helpers.js';
 
 // `repodex verify` (seed 003 addendum) and damage in `status`: a flipped byte in any artifact
 // kind — meta.json, a generation manifest, a segment (header, any section, padding, TOC), the
@@ -53,7 +53,7 @@ describe('verify', () => {
     expect(cli(root, 'verify').stdout).toMatch(/^index sound: generation \d+, 7 files checked/);
   });
 
-  it('catches a flipped byte in every artifact kind, names the file, and sync repairs it', () => {
+  it('catches a flipped byte in every artifact kind, names the file, and sync repairs it', async () => {
     const root = repo();
     const index = readIndex(root);
     const rng = prng(99);
@@ -69,6 +69,7 @@ describe('verify', () => {
     // The parse cache: a byte inside its first record.
     targets.push({ name: 'parse-cache.rpdx', at: 40 });
     for (const { name, at } of targets) {
+      await yieldToEventLoop();
       const original = readFileSync(join(root, '.repodex', name));
       flip(root, name, at);
       const { code, report } = verify(root);
