@@ -1,4 +1,4 @@
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { Config } from './core/config.js';
 import { discoverRoot, repoPaths } from './core/paths.js';
 import { RepodexError } from './core/errors.js';
@@ -15,7 +15,7 @@ import { localParseCache } from './store/fs/parse-cache.js';
 import { type DistributeReport, distribute } from './store/pg/distribute.js';
 import { PgStore, describeUrl } from './store/pg/pg-store.js';
 import type { HeldSession, SqlPool } from './store/pg/sql.js';
-import { VECTORS_DIR } from './store/fs/fs-vectors.js';
+import { embedderTablePath, removeEmbedderTable } from './store/fs/fs-control.js';
 import type { Embedder } from './vector/embedder.js';
 import { BuiltinEmbedder } from './vector/providers/builtin.js';
 import { createOpenAiEmbedder } from './vector/providers/openai.js';
@@ -30,7 +30,7 @@ export async function createEmbedder(root: string, config: Config, env: NodeJS.P
     case 'off':
       return undefined;
     case 'builtin':
-      return new BuiltinEmbedder(join(repoPaths(root).dataDir, VECTORS_DIR, 'builtin-table.bin'));
+      return new BuiltinEmbedder(embedderTablePath(repoPaths(root).dataDir));
     case 'onnx': {
       const { createOnnxEmbedder } = await import('./vector/providers/onnx.js');
       const modelPath = settings.model_path!;
@@ -133,7 +133,7 @@ function lazyPool(url: string): SqlPool {
 export function openStore(root: string, spec: StoreSpec): IndexStore {
   const dataDir = repoPaths(root).dataDir;
   if (spec.kind === 'fs') return new FsStore(dataDir);
-  return new PgStore(poolFor(spec.url), root, describeUrl(spec.url), localParseCache(dataDir));
+  return new PgStore(poolFor(spec.url), root, describeUrl(spec.url), localParseCache(dataDir), () => removeEmbedderTable(dataDir));
 }
 
 /** The pool of a database URL, shared by everything in this process that uses it. */

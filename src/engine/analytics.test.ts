@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../test/helpers.js';
-import { Analytics, checkAnalytics, readAnalytics, repairAnalytics } from './analytics.js';
+import { FileAnalytics } from '../store/fs/fs-control.js';
+import { Analytics } from './analytics.js';
+
+const readAnalytics = (dir: string) => new FileAnalytics(dir).read();
+const checkAnalytics = (dir: string) => new FileAnalytics(dir).check();
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -13,27 +17,29 @@ afterEach(() => {
 });
 
 describe('Analytics', () => {
-  it('adds its counts to the file, and many counters share one exit listener', () => {
+  it('adds its counts to the file, and many counters share one exit listener', async () => {
     const before = process.listenerCount('exit');
+    const beforeExit = process.listenerCount('beforeExit');
     const counters = Array.from({ length: 20 }, () => {
       const dir = mkdtempSync(join(tmpdir(), 'repodex-analytics-'));
       dirs.push(dir);
-      return { dir, analytics: new Analytics(dir) };
+      return { dir, analytics: new Analytics(new FileAnalytics(dir)) };
     });
     for (const { analytics } of counters) {
       analytics.record(true);
       analytics.record(false);
     }
     expect(process.listenerCount('exit') - before).toBeLessThanOrEqual(1);
+    expect(process.listenerCount('beforeExit') - beforeExit).toBeLessThanOrEqual(1);
     for (const { dir, analytics } of counters) {
-      analytics.flush();
-      expect(readAnalytics(dir)).toMatchObject({ queries: 2, hits: 1, misses: 1 });
+      await analytics.flush();
+      expect(await readAnalytics(dir)).toMatchObject({ queries: 2, hits: 1, misses: 1 });
       // A second process's counts add up.
-      const other = new Analytics(dir);
+      const other = new Analytics(new FileAnalytics(dir));
       other.record(true);
-      other.flush();
-      expect(readAnalytics(dir)).toMatchObject({ queries: 3, hits: 2, misses: 1 });
-      expect(readAnalytics(dir).last_query_ts).toMatch(/^\d{4}-\d\d-\d\dT/);
+      await other.flush();
+      expect(await readAnalytics(dir)).toMatchObject({ queries: 3, hits: 2, misses: 1 });
+      expect((await readAnalytics(dir)).last_query_ts).toMatch(/^\d{4}-\d\d-\d\dT/);
     }
   });
 
@@ -42,29 +48,30 @@ describe('Analytics', () => {
     dirs.push(dir);
     const script = `
       const { Analytics } = await import(${JSON.stringify(pathToFileURL(join(PROJECT_ROOT, 'src/engine/analytics.ts')).href)});
-      const analytics = new Analytics(${JSON.stringify(dir)});
-      for (let i = 0; i < 40; i++) { analytics.record(i % 2 === 0); analytics.flush(); }
+      const { FileAnalytics } = await import(${JSON.stringify(pathToFileURL(join(PROJECT_ROOT, 'src/store/fs/fs-control.ts')).href)});
+      const analytics = new Analytics(new FileAnalytics(${JSON.stringify(dir)}));
+      for (let i = 0; i < 40; i++) { analytics.record(i % 2 === 0); await analytics.flush(); }
     `;
     const runs = Array.from({ length: 4 }, () => new Promise<number | null>((resolve) => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'ignore', 'inherit'] }).once('exit', resolve)));
     expect(await Promise.all(runs)).toEqual([0, 0, 0, 0]);
-    expect(readAnalytics(dir)).toMatchObject({ queries: 160, hits: 80, misses: 80 });
-    expect(checkAnalytics(dir)).toEqual({ checked: ['analytics.json'], problems: [] });
+    expect(await readAnalytics(dir)).toMatchObject({ queries: 160, hits: 80, misses: 80 });
+    expect(await checkAnalytics(dir)).toEqual({ checked: ['analytics.json'], problems: [] });
   });
 
-  it('never shows counts from a damaged file, says so, and a sync starts them again', () => {
+  it('never shows counts from a damaged file, says so, and a sync starts them again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'repodex-analytics-'));
     dirs.push(dir);
-    const analytics = new Analytics(dir);
+    const analytics = new Analytics(new FileAnalytics(dir));
     analytics.record(true);
-    analytics.flush();
+    await analytics.flush();
     const path = join(dir, 'analytics.json');
     writeFileSync(path, readFileSync(path, 'utf8').replace('"queries":1', '"queries":9'));
-    expect(readAnalytics(dir).queries).toBe(0);
-    expect(checkAnalytics(dir).problems).toEqual([expect.stringMatching(/^analytics\.json is damaged: checksum mismatch; its query counts are lost, and `repodex sync` starts them again from zero$/)]);
-    repairAnalytics(dir);
-    expect(checkAnalytics(dir).problems).toEqual([]);
+    expect((await readAnalytics(dir)).queries).toBe(0);
+    expect((await checkAnalytics(dir)).problems).toEqual([expect.stringMatching(/^analytics\.json is damaged: checksum mismatch; its query counts are lost, and `repodex sync` starts them again from zero$/)]);
+    await new FileAnalytics(dir).repair();
+    expect((await checkAnalytics(dir)).problems).toEqual([]);
     // A file from before counts were checksummed is read as it is.
     writeFileSync(path, '{"queries":3,"hits":2,"misses":1,"last_query_ts":null}\n');
-    expect(readAnalytics(dir)).toMatchObject({ queries: 3, hits: 2, misses: 1 });
+    expect(await readAnalytics(dir)).toMatchObject({ queries: 3, hits: 2, misses: 1 });
   });
 });

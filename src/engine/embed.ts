@@ -10,7 +10,6 @@ import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { MIN_TRAINING_CHUNKS } from '../vector/learn.js';
 import type { RepoContext } from './context.js';
 import type { SyncEvent } from './sync.js';
-import { appendBuildLog } from './build-log.js';
 
 /** What an embedding run did. */
 export interface EmbedSummary {
@@ -85,7 +84,7 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
         // Too small to learn from: no vectors, lexical search as before, and the summary says why.
         if (!isRepodexError(error) || error.code !== 'EMBEDDER_FAILED') throw error;
         const reason = tooSmallToEmbed(embedder, docs.length) ?? error.detail ?? error.message;
-        appendBuildLog(ctx.paths.dataDir, `embed: ${reason}`);
+        await store.control.appendBuildLog(`embed: ${reason}`);
         return summary(embedder, { embedded: 0, reused: 0, skipped: docs.length, chunks: docs.length, vectors: 0, trained: false, reason, started });
       }
     }
@@ -162,10 +161,10 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
     for (const doc of docs) if (set.has(hashes.subarray(doc * 32, doc * 32 + 32))) covered++;
     await writeManifest(ctx, store, view, embedder, { covered, records: set.count }, await vectors.stamp());
     const result = summary(embedder, { embedded, reused, skipped, chunks: docs.length, vectors: covered, trained, started });
-    appendBuildLog(ctx.paths.dataDir, `embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
+    await store.control.appendBuildLog(`embed: ${embedder.engine} ${embedder.model}: ${embedded} embedded, ${reused} reused, ${skipped} skipped, ${result.duration_ms} ms${trained ? ' (table learned)' : ''}${dropped > 0 ? `, vectors of ${dropped} earlier table(s) removed` : ''}${graph}`);
     return result;
   } catch (error) {
-    appendBuildLog(ctx.paths.dataDir, `embed failed: ${errorMessage(error)}`);
+    await store.control.appendBuildLog(`embed failed: ${errorMessage(error)}`);
     throw error;
   } finally {
     await lock.release();

@@ -12,7 +12,8 @@ import type { LimitOverrides, Limits } from '../core/limits.js';
 import { hasAdapter } from '../lang/index.js';
 import { REDACTION_MARKER, redactSecrets } from '../safety/secrets.js';
 import { LANGUAGES } from '../scan/language.js';
-import { AuditLog, type AuditReport, MAX_AUDIT_LIMIT } from './audit.js';
+import { type AuditReport, MAX_AUDIT_LIMIT, readAudit } from './audit.js';
+import type { AuditStore } from '../store/control.js';
 import { readLimitsOf, readRepoFile } from './read-file.js';
 import { FileMemo } from '../core/file-memo.js';
 import { type GitHead, readGitHead } from '../core/git.js';
@@ -22,7 +23,7 @@ import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
 import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../search/search.js';
 import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
-import { Analytics, readAnalytics, repairAnalytics } from './analytics.js';
+import { Analytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
 import type { ChunkVectors, IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
@@ -168,9 +169,9 @@ export class Engine {
   private readonly contextMemo: FileMemo<RepoContext>;
   /** git HEAD, read again only when a file it came from changes. */
   private readonly headMemo: FileMemo<GitHead | undefined>;
-  /** `.repodex/audit.jsonl`: every front end records its calls here. */
-  readonly auditLog: AuditLog;
-  /** `.repodex/analytics.json`: query, hit and miss counts (seed 003). */
+  /** The audit log (the store keeps it): every front end records its calls here. */
+  readonly auditLog: AuditStore;
+  /** Query, hit and miss counts (seed 003), gathered here and added to the store's. */
   readonly analytics: Analytics;
   /** The embedder of the current config, made once per distinct `embeddings` setting. */
   private embedderMemo: { key: string; embedder: Promise<Embedder | undefined> } | undefined;
@@ -194,8 +195,8 @@ export class Engine {
       consulted.push(this.paths.config);
       return loadContext(root, options.limits);
     });
-    this.auditLog = new AuditLog(this.paths.dataDir);
-    this.analytics = new Analytics(this.paths.dataDir);
+    this.auditLog = store.control.audit;
+    this.analytics = new Analytics(store.control.analytics);
     this.headMemo = new FileMemo((consulted) => readGitHead(root, consulted));
   }
 
@@ -266,8 +267,8 @@ export class Engine {
 
   /** Seed 003's panel: state of the vectors against the current generation, model, size, analytics. */
   private async semanticStatus(ctx: RepoContext, indexed: boolean): Promise<SemanticStatus> {
-    this.analytics.flush();
-    const counts = readAnalytics(this.paths.dataDir);
+    await this.analytics.flush();
+    const counts = await this.store.control.analytics.read();
     const analytics = { ...counts, hit_ratio: counts.queries > 0 ? Math.round((counts.hits / counts.queries) * 1000) / 1000 : null };
     const base = { vectors: 0, chunks: 0, files: 0, last_indexed: null, size_on_disk: await this.store.vectorsSizeOnDisk(), search: null, analytics };
     if (ctx.loaded.config.embeddings.provider === 'off') return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
@@ -530,7 +531,7 @@ export class Engine {
       const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, onEvent);
       this.cached = undefined;
       this.probe.synced(mark, summary.generation);
-      repairAnalytics(this.paths.dataDir);
+      await this.store.control.analytics.repair();
       return summary;
     } finally {
       await lock.release();
@@ -761,17 +762,16 @@ export class Engine {
       ...(synced ? { synced } : {}),
       warnings,
     };
-    this.writeLastBundle(report);
+    await this.keepLastBundle(report);
     return report;
   }
 
-  /** `last_bundle.json` and `last_bundle.md` under `.repodex/` (the bundle itself: without what keeping the index fresh took). */
-  private writeLastBundle(report: BundleReport): void {
+  /** The last bundle as JSON and Markdown, kept by the store (the bundle itself: without what keeping the index fresh took). */
+  private async keepLastBundle(report: BundleReport): Promise<void> {
     const { synced: _synced, warnings: _warnings, ...bundle } = report;
-    const dir = this.paths.dataDir;
     try {
-      writeFileAtomic(join(dir, 'last_bundle.json'), `${JSON.stringify(bundle, null, 2)}\n`, dir);
-      writeFileAtomic(join(dir, 'last_bundle.md'), bundleMarkdown(report), dir);
+      await this.store.control.writeDocument('last_bundle.json', `${JSON.stringify(bundle, null, 2)}\n`);
+      await this.store.control.writeDocument('last_bundle.md', bundleMarkdown(report));
     } catch (error) {
       report.warnings.push(`could not write last_bundle.json: ${errorMessage(error)}`);
     }
@@ -779,7 +779,7 @@ export class Engine {
 
   /** Recent calls from the audit log (`since`: ISO time or a duration such as 15m). */
   async audit(since: string | undefined, limit: number): Promise<AuditReport> {
-    return this.auditLog.read(since, Math.max(1, Math.min(limit, MAX_AUDIT_LIMIT)));
+    return readAudit(this.auditLog, since, Math.max(1, Math.min(limit, MAX_AUDIT_LIMIT)));
   }
 
   /** Check every checksum, size, version and cross-reference of the index, and every other file an answer depends on. */
@@ -788,7 +788,7 @@ export class Engine {
     // Only the builtin embedder keeps files of its own under .repodex/ (its learned table); a model
     // provider is not loaded just to be asked (status loads it anyway, for its panel).
     const embedder = ctx.loaded.config.embeddings.provider === 'builtin' ? await this.embedderIfAny(ctx) : undefined;
-    return verifyIndex(this.root, this.paths.dataDir, this.store, embedder);
+    return verifyIndex(this.root, this.store, embedder);
   }
 
   /** Remove index artifacts (keeps config and ignore); refuses while a sync holds the lock. */

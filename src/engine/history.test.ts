@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
 import { DEFAULT_RANKING } from '../search/ranking.js';
+import { FsControlPlane } from '../store/fs/fs-control.js';
 import { checkHistory } from './history.js';
 
 const git = (root: string, ...args: string[]): void => {
@@ -69,10 +70,10 @@ describe('history field', () => {
     await engine.sync();
     const path = join(root, '.repodex/history.json');
     writeFileSync(path, readFileSync(path, 'utf8').replace('Throttling', 'Thrott1ing'));
-    expect(checkHistory(join(root, '.repodex')).problems).toEqual([expect.stringMatching(/^history\.json is damaged: checksum mismatch; `repodex sync` reads the history from git again$/)]);
+    expect((await checkHistory(new FsControlPlane(join(root, '.repodex')))).problems).toEqual([expect.stringMatching(/^history\.json is damaged: checksum mismatch; `repodex sync` reads the history from git again$/)]);
     const repaired = await engine.sync();
     expect(repaired.files_scanned).toBe(1); // src/a.ts, whose history field the damaged copy could have changed
-    expect(checkHistory(join(root, '.repodex')).problems).toEqual([]);
+    expect((await checkHistory(new FsControlPlane(join(root, '.repodex')))).problems).toEqual([]);
     expect((await engine.search({ q: 'export throttling' })).results[0]?.why).toContain('history:throttling');
   });
 
@@ -85,8 +86,8 @@ describe('history field', () => {
     await engine.sync();
     const path = join(root, '.repodex/history.json');
     writeFileSync(path, readFileSync(path, 'utf8').replace('Throttling', 'Thrott1ing'));
-    expect(checkHistory(join(root, '.repodex')).problems).toHaveLength(1);
+    expect((await checkHistory(new FsControlPlane(join(root, '.repodex')))).problems).toHaveLength(1);
     expect((await engine.sync()).mode).toBe('none');
-    expect(checkHistory(join(root, '.repodex')).problems).toEqual([]);
+    expect((await checkHistory(new FsControlPlane(join(root, '.repodex')))).problems).toEqual([]);
   });
 });

@@ -1,11 +1,9 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
-import { errorMessage, isErrnoException, isRepodexError } from '../core/errors.js';
-import { writeFileAtomic } from '../core/fs-atomic.js';
+import { errorMessage, isRepodexError } from '../core/errors.js';
 import { redactSecrets } from '../safety/secrets.js';
+import type { ControlPlane, PartCheck } from '../store/control.js';
 import { queryTerms } from '../text/tokenizer.js';
 
 const run = promisify(execFile);
@@ -41,8 +39,8 @@ export function historyTerms(subjects: readonly string[] | undefined): string[] 
  * version's), so the caller keeps this one even when no file needs adding again. Undefined when git
  * cannot say (not installed, a shallow or broken repository).
  */
-export async function loadHistory(root: string, dataDir: string, head: string, maxCommits: number): Promise<{ history: History; changed: string[]; unkept: boolean } | undefined> {
-  const kept = readKept(dataDir);
+export async function loadHistory(root: string, control: ControlPlane, head: string, maxCommits: number): Promise<{ history: History; changed: string[]; unkept: boolean } | undefined> {
+  const kept = await readKept(control);
   if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [], unkept: false };
   let history: History;
   try {
@@ -59,14 +57,14 @@ export async function loadHistory(root: string, dataDir: string, head: string, m
 }
 
 /** Keep a history beside the index (after the generation built from it is committed), checksummed. */
-export function keepHistory(dataDir: string, history: History): void {
+export async function keepHistory(control: ControlPlane, history: History): Promise<void> {
   const files = Object.fromEntries(history.files);
-  writeFileAtomic(join(dataDir, HISTORY_FILE), checkedJsonText({ version: HISTORY_VERSION, head: history.head, max_commits: history.maxCommits, files }, 'compact'), dataDir);
+  await control.writeDocument(HISTORY_FILE, checkedJsonText({ version: HISTORY_VERSION, head: history.head, max_commits: history.maxCommits, files }, 'compact'));
 }
 
 /** Remove the kept history (history turned off: its subjects have no business on disk any more). */
-export function dropHistory(dataDir: string): void {
-  rmSync(join(dataDir, HISTORY_FILE), { force: true });
+export async function dropHistory(control: ControlPlane): Promise<void> {
+  await control.removeDocument(HISTORY_FILE);
 }
 
 /**
@@ -74,14 +72,14 @@ export function dropHistory(dataDir: string): void {
  * the history from git again and adds the files whose subjects it then finds again — and one an
  * older version wrote (no checksum) is set aside the same way.
  */
-export function checkHistory(dataDir: string): { checked: string[]; problems: string[]; notes: string[] } {
-  let bytes: Buffer;
+export async function checkHistory(control: ControlPlane): Promise<PartCheck> {
+  let bytes: Buffer | undefined;
   try {
-    bytes = readFileSync(join(dataDir, HISTORY_FILE));
+    bytes = await control.readDocument(HISTORY_FILE);
   } catch (error) {
-    if (isErrnoException(error, 'ENOENT')) return { checked: [], problems: [], notes: [] };
     return { checked: [HISTORY_FILE], problems: [`cannot read ${HISTORY_FILE}: ${errorMessage(error)}`], notes: [] };
   }
+  if (!bytes) return { checked: [], problems: [], notes: [] };
   // The checksum alone (no parse: status runs this on every call, and the file can be large).
   const why = checkJsonBytes(bytes, 'compact');
   if (why === undefined) return { checked: [HISTORY_FILE], problems: [], notes: [] };
@@ -101,13 +99,14 @@ function historyChanged(before: History | undefined, after: History): string[] {
 }
 
 /** The history kept beside the index, if any and sound (a damaged or older one is read from git again). */
-function readKept(dataDir: string): History | undefined {
-  let bytes: Buffer;
+async function readKept(control: ControlPlane): Promise<History | undefined> {
+  let bytes: Buffer | undefined;
   try {
-    bytes = readFileSync(join(dataDir, HISTORY_FILE));
+    bytes = await control.readDocument(HISTORY_FILE);
   } catch {
-    return undefined; // none yet, or unreadable: read from git
+    return undefined; // unreadable: read from git
   }
+  if (!bytes) return undefined;
   const kept = decodeKept(bytes);
   return typeof kept === 'string' ? undefined : kept;
 }
@@ -138,7 +137,7 @@ function isOlder(bytes: Buffer): boolean {
   return bytes.toString('latin1', 0, 12) === '{"version":1' && !bytes.subarray(-40).includes('"checksum"');
 }
 
-const HISTORY_FILE = 'history.json';
+const HISTORY_FILE = 'history.json' as const;
 /**
  * Versions of history.json:
  *   1 — head, max_commits, files (path → subjects, newest first).

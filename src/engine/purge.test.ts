@@ -5,7 +5,8 @@ import { TOKEN_SHAPES } from '../../test/credentials.js';
 import { tempDir } from '../../test/helpers.js';
 import { SECRET_RULES_VERSION } from '../safety/secrets.js';
 import { checkedJsonText } from '../core/checked-json.js';
-import { AuditLog, checkAuditLog } from './audit.js';
+import { FsControlPlane } from '../store/fs/fs-control.js';
+import { readAudit } from './audit.js';
 import { SECRET_RULES_FILE, checkSecretRulesMarker, purgeForSecretRules } from './purge.js';
 
 describe('purgeForSecretRules', () => {
@@ -23,7 +24,8 @@ describe('purgeForSecretRules', () => {
     writeFileSync(join(dataDir, 'history.json'), `{"version":1,"files":{"a.ts":["rotate ${token}"]}}`);
     writeFileSync(join(dataDir, 'vectors', 'builtin-table.bin'), 'old-vocabulary');
 
-    const done = await purgeForSecretRules(dataDir);
+    const control = new FsControlPlane(dataDir);
+    const done = await purgeForSecretRules(control);
     expect(done.length).toBeGreaterThan(0);
     const audit = readFileSync(join(dataDir, 'audit.jsonl'), 'utf8');
     expect(audit).not.toContain(token);
@@ -33,8 +35,8 @@ describe('purgeForSecretRules', () => {
     expect(statSync(join(dataDir, 'audit.jsonl')).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(dataDir, 'audit.1.jsonl'), 'utf8')).not.toContain(token);
     // The rewritten lines carry checksums of their own: the log verifies, and every call is still read.
-    expect(checkAuditLog(dataDir).problems).toEqual([]);
-    const read = new AuditLog(dataDir).read(undefined, 10);
+    expect((await control.audit.check(true)).problems).toEqual([]);
+    const read = await readAudit(control.audit, undefined, 10);
     expect(read.entries.map((entry) => entry.args.q)).toEqual(['old [REDACTED:gitlab-pat]', 'where is the config loaded', 'fetch failed with [REDACTED:gitlab-pat]', 'checked [REDACTED:gitlab-pat]']);
     expect(read).not.toHaveProperty('warnings');
     expect(existsSync(join(dataDir, 'last_bundle.md'))).toBe(false);
@@ -42,19 +44,19 @@ describe('purgeForSecretRules', () => {
     expect(existsSync(join(dataDir, 'history.json'))).toBe(false);
     expect(existsSync(join(dataDir, 'vectors', 'builtin-table.bin'))).toBe(false);
     expect(JSON.parse(readFileSync(join(dataDir, SECRET_RULES_FILE), 'utf8')).rules).toBe(SECRET_RULES_VERSION);
-    expect(checkSecretRulesMarker(dataDir)).toEqual({ checked: [SECRET_RULES_FILE], problems: [] });
+    expect(await checkSecretRulesMarker(control)).toEqual({ checked: [SECRET_RULES_FILE], problems: [] });
 
     // Done once: data written under the current rules is left alone.
     writeFileSync(join(dataDir, 'history.json'), '{"version":1}');
-    expect(await purgeForSecretRules(dataDir)).toEqual([]);
+    expect(await purgeForSecretRules(control)).toEqual([]);
     expect(existsSync(join(dataDir, 'history.json'))).toBe(true);
 
     // A damaged marker is reported, and makes the next sync clean up again.
     const marker = readFileSync(join(dataDir, SECRET_RULES_FILE));
     marker[12] = marker[12]! ^ 0x20;
     writeFileSync(join(dataDir, SECRET_RULES_FILE), marker);
-    expect(checkSecretRulesMarker(dataDir).problems[0]).toMatch(/^secret-rules\.json is damaged: .*`repodex sync` writes it again/);
-    expect(await purgeForSecretRules(dataDir)).toEqual(['history.json: removed (made under earlier credential rules)']);
-    expect(checkSecretRulesMarker(dataDir).problems).toEqual([]);
+    expect((await checkSecretRulesMarker(control)).problems[0]).toMatch(/^secret-rules\.json is damaged: .*`repodex sync` writes it again/);
+    expect(await purgeForSecretRules(control)).toEqual(['history.json: removed (made under earlier credential rules)']);
+    expect((await checkSecretRulesMarker(control)).problems).toEqual([]);
   });
 });

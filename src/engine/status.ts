@@ -154,7 +154,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
       }
     }
   }
-  const others = (await checkOtherFiles(ctx.paths.dataDir, store, embedder)).problems;
+  const others = (await checkOtherFiles(store, embedder)).problems;
   const gitInfo = head ? { indexed_commit: meta?.git?.commit ?? null, head: head.commit, branch: head.branch } : null;
   if (!meta || !view) {
     if (damage.length > 0) reasons.push(`the index is damaged: run \`repodex sync\` to rebuild it`);

@@ -25,7 +25,6 @@ import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
 import type { RepoContext } from './context.js';
 import { createParser } from './parse-pool.js';
 import { type ParseOutcome, contentHashOf, parseCacheKey } from './prepare-file.js';
-import { appendBuildLog } from './build-log.js';
 import { purgeForSecretRules } from './purge.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
@@ -161,7 +160,7 @@ export async function* runSync(
   const readLimits = { maxBytes: configLimits(config).max_file_bytes, allowHardLinks: config.allow_hard_links };
   const root = ctx.paths.root;
   // What an older repodex left on disk under other credential rules goes before anything is read.
-  for (const line of await purgeForSecretRules(ctx.paths.dataDir)) appendBuildLog(ctx.paths.dataDir, `purge: ${line}`);
+  for (const line of await purgeForSecretRules(store.control)) await store.control.appendBuildLog(`purge: ${line}`);
   const head = readGitHead(root);
   const { view: base, problem } = await openBase(store);
   const why = fullReason(ctx, base, problem, options.force === true, rules.key);
@@ -169,8 +168,8 @@ export async function* runSync(
   const catalog = base?.catalog();
   const detected = why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit) : { changes: walkChanges(scope, undefined), dirtyNow: null };
   const errors: SoftError[] = [...detected.changes.errors];
-  const loaded = config.history.enabled && head?.commit ? await loadHistory(root, ctx.paths.dataDir, head.commit, config.history.max_commits) : undefined;
-  if (!config.history.enabled) dropHistory(ctx.paths.dataDir);
+  const loaded = config.history.enabled && head?.commit ? await loadHistory(root, store.control, head.commit, config.history.max_commits) : undefined;
+  if (!config.history.enabled) await dropHistory(store.control);
   const history = loaded?.history;
   // Unchanged files whose recent subjects changed (new commits touched them) are added again, for their history field.
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
@@ -178,7 +177,7 @@ export async function* runSync(
   // A config edit that needs no rebuild still commits (an empty generation), to record the new config hash.
   if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash) {
     // A damaged kept history read from git again changes no indexed file's field here: keep the sound one.
-    if (loaded?.unkept) keepHistory(ctx.paths.dataDir, loaded.history);
+    if (loaded?.unkept) await keepHistory(store.control, loaded.history);
     await store.tidy();
     return noChange(base, changes, errors, started);
   }
@@ -283,7 +282,7 @@ export async function* runSync(
       duration_ms: durationMs,
     });
     committed = true;
-    if (history) keepHistory(ctx.paths.dataDir, history);
+    if (history) await keepHistory(store.control, history);
     await cache.flush(() => liveCacheKeys(store, rules.key));
     const meta = result.meta;
     const added = base ? files.filter((file) => base.findFile(file.path) < 0).length : files.length;

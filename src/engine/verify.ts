@@ -2,8 +2,6 @@ import { FEATURE_VERSION } from '../core/version.js';
 import { isRepodexError } from '../core/errors.js';
 import type { IndexStore, IntegrityReport } from '../store/backend.js';
 import type { Embedder } from '../vector/embedder.js';
-import { checkAnalytics } from './analytics.js';
-import { checkAuditLog } from './audit.js';
 import { checkHistory } from './history.js';
 import { checkSecretRulesMarker } from './purge.js';
 
@@ -29,15 +27,15 @@ export interface VerifyReport {
  * log and the credential rules' marker. Each problem names the file and its fix. `embedder` is the one the config names (its files
  * are checked only when it is in use).
  */
-export async function checkOtherFiles(dataDir: string, store: IndexStore, embedder: Embedder | undefined): Promise<IntegrityReport> {
+export async function checkOtherFiles(store: IndexStore, embedder: Embedder | undefined, deep = false): Promise<IntegrityReport> {
   const parts: { checked: string[]; problems: string[]; notes?: string[] }[] = [
     await store.checkCache(),
     await store.checkVectors(),
     embedder?.check?.() ?? { checked: [], problems: [] },
-    checkHistory(dataDir),
-    checkAnalytics(dataDir),
-    checkAuditLog(dataDir),
-    checkSecretRulesMarker(dataDir),
+    await checkHistory(store.control),
+    await store.control.analytics.check(),
+    await store.control.audit.check(deep),
+    await checkSecretRulesMarker(store.control),
   ];
   return {
     problems: parts.flatMap((part) => part.problems),
@@ -51,7 +49,7 @@ export async function checkOtherFiles(dataDir: string, store: IndexStore, embedd
  * version, and every cross-reference (chunk ranges, postings, tombstones, unique chunk ids),
  * plus every other file an answer depends on (`checkOtherFiles`) and the vectors' coverage.
  */
-export async function verifyIndex(root: string, dataDir: string, store: IndexStore, embedder: Embedder | undefined): Promise<VerifyReport> {
+export async function verifyIndex(root: string, store: IndexStore, embedder: Embedder | undefined): Promise<VerifyReport> {
   let meta;
   try {
     meta = await store.readMeta();
@@ -61,7 +59,7 @@ export async function verifyIndex(root: string, dataDir: string, store: IndexSto
   }
   if (!meta) return { root, ok: false, indexed: false, generation: null, problems: ['no index: run `repodex sync`'], checked: [], warnings: [] };
   const report = await store.check({ deep: true });
-  const others = await checkOtherFiles(dataDir, store, embedder);
+  const others = await checkOtherFiles(store, embedder, true);
   const coverage = report.problems.length === 0 ? await verifyCoverage(store, meta.generation) : { problems: [], notes: [] };
   const warnings = meta.feature_version === FEATURE_VERSION ? [] : [`built with other rules (feature version ${meta.feature_version}, this repodex uses ${FEATURE_VERSION}): \`repodex sync\` rebuilds it`];
   const problems = [...report.problems, ...others.problems, ...coverage.problems];

@@ -163,7 +163,7 @@ function recordCall(
   context: { readonly frontend: string; readonly tool?: string },
   call: { time: string; request_id: string; op: string; args: Record<string, unknown>; outcome: string; blocked: boolean; duration_ms: number },
 ): void {
-  engine.auditLog.record({
+  engine.auditLog.append({
     time: call.time,
     request_id: call.request_id,
     frontend: context.frontend,

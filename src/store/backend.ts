@@ -4,6 +4,7 @@ import type { ChunkRecord, CorpusStats, FileRecord, NewFile, PostingList, Tree }
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
 import type { EmbedderIdentity } from '../vector/embedder.js';
+import type { ControlPlane } from './control.js';
 
 /**
  * Where an index lives, as plain data: what a worker thread is handed to open the same store as
@@ -329,6 +330,8 @@ export interface IntegrityReport {
  * driver, a file name or an encoding: only logical records go in, views come out.
  */
 export interface IndexStore {
+  /** What the repository keeps beside its index: audit log, analytics, build log, documents. */
+  readonly control: ControlPlane;
   /** Current commit record, or undefined when no index was ever committed. Throws INDEX_CORRUPT/INCOMPATIBLE when unreadable. */
   readMeta(): Promise<IndexMeta | undefined>;
   /** A cheap value that changes whenever a generation is committed or the index is removed. */

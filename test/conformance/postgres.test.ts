@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbedder, openStore } from '../../src/compose.js';
 import { Engine } from '../../src/engine/engine.js';
+import { call } from '../../src/protocol/call.js';
 import { pgPool } from '../../src/pg-driver.js';
 import type { SqlPool } from '../../src/store/pg/sql.js';
 import { TOPICS, makeRepo, runCli, runCliAsync } from '../helpers.js';
@@ -215,6 +216,26 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(damaged.problems.join(' ')).toMatch(/chunks/);
       await engine.sync({ force: true });
       expect((await engine.verify()).ok).toBe(true);
+    });
+
+    it('the audit log is a table every process writes to: a changed row is left out of `audit` and named by verify', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep') });
+      const [one, two] = [engineFor(root), engineFor(root)];
+      await call(one, { op: 'search', q: 'alpha step' }, { frontend: 'cli' });
+      await call(two, { op: 'files' }, { frontend: 'mcp' });
+      await Promise.all([one.auditLog.settled(), two.auditLog.settled()]);
+      const db = sql();
+      const id = await repoId(db, root);
+      const rows = await db.query<{ seq: string; line: string }>('SELECT seq, line FROM audit_log WHERE repo_id = $1 ORDER BY seq', [id]);
+      expect(rows.map((row) => JSON.parse(row.line).frontend)).toEqual(['cli', 'mcp']);
+      expect((await one.audit(undefined, 10)).entries.map((e) => e.op)).toEqual(['search', 'files']);
+      expect((await one.verify()).ok).toBe(true);
+      await db.query("UPDATE audit_log SET line = replace(line, 'alpha step', 'alpha stop') WHERE repo_id = $1 AND seq = $2", [id, rows[0]!.seq]);
+      const read = await two.audit(undefined, 10);
+      expect(read.entries.map((e) => e.op)).toEqual(['files']);
+      expect(read.warnings?.[0]).toMatch(/^1 damaged line\(s\) of the audit log left out/);
+      const verify = await two.verify();
+      expect(verify.problems).toEqual([expect.stringMatching(new RegExp(`^table audit_log in .*: row with seq ${rows[0]!.seq} is damaged; .*DELETE FROM audit_log`))]);
     });
   });
 }

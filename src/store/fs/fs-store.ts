@@ -15,6 +15,7 @@ import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, I
 import { FsIndexView } from './fs-view.js';
 import { FsVectorStore, VECTORS_DIR, checkVectorFiles, dropVectorSets, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
+import { FsControlPlane } from './fs-control.js';
 import { localParseCache } from './parse-cache.js';
 import { mergeSegments } from './merge.js';
 
@@ -67,8 +68,10 @@ export class FsStore implements IndexStore {
   private readonly vectorStores = new Map<string, FsVectorStore>();
   private readonly segments = new Map<string, Segment>();
   private readonly cache: LocalParseCache;
+  readonly control: FsControlPlane;
 
   constructor(readonly dataDir: string) {
+    this.control = new FsControlPlane(dataDir);
     this.metaPath = join(dataDir, 'meta.json');
     this.lockPath = join(dataDir, 'lock');
     this.vectorLockPath = join(dataDir, 'vectors.lock');

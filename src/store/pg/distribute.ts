@@ -2,7 +2,7 @@ import { prepareDatabase } from './pg-store.js';
 import type { SqlPool } from './sql.js';
 
 /** The tables a repository's rows live in, distributed by `repo_id` and co-located: one repository's queries go to one shard. */
-const DISTRIBUTED = ['chunks', 'files', 'segments', 'segment_postings', 'embeddings', 'repo_locks'] as const;
+const DISTRIBUTED = ['chunks', 'files', 'segments', 'segment_postings', 'embeddings', 'repo_locks', 'audit_log', 'repo_analytics', 'build_log', 'repo_documents'] as const;
 /** Tables without a `repo_id`: copied to every node. */
 const REFERENCE = ['repos'] as const;
 

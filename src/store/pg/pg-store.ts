@@ -7,6 +7,7 @@ import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
 import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
+import { PgControlPlane } from './pg-control.js';
 import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
 import { PgVectorStore, modelKey } from './pg-vectors.js';
 import { decodePostingBlob } from './posting-blob.js';
@@ -40,6 +41,7 @@ export class PgStore implements IndexStore {
   private ready: Promise<void> | undefined;
   private repo: string | undefined;
   private readonly vectorStores = new Map<string, PgVectorStore>();
+  readonly control: PgControlPlane;
 
   constructor(
     private readonly pool: SqlPool,
@@ -47,7 +49,11 @@ export class PgStore implements IndexStore {
     private readonly root: string,
     private readonly where: string,
     private readonly cache: LocalParseCache,
-  ) {}
+    /** Remove the builtin embedder's table, which is kept beside the checkout (see ControlPlane). */
+    removeEmbedderTable: () => boolean,
+  ) {
+    this.control = new PgControlPlane(pool, { known: () => this.repoId(), ensure: () => this.ensureRepo() }, where, removeEmbedderTable);
+  }
 
   /** Check the server once and bring its schema up to date; every failure names its fix. */
   private prepare(): Promise<void> {
@@ -87,8 +93,8 @@ export class PgStore implements IndexStore {
   async stamp(): Promise<string> {
     const id = await this.repoId();
     if (!id) return '';
-    const [row] = await this.pool.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]);
-    return row && Number(row.generation) > 0 ? `${id}:${row.generation}` : '';
+    const [row] = await this.pool.query<{ generation: string; indexed: boolean }>('SELECT generation, meta IS NOT NULL AS indexed FROM repos WHERE id = $1', [id]);
+    return row?.indexed && Number(row.generation) > 0 ? `${id}:${row.generation}` : '';
   }
 
   async open(): Promise<IndexView> {
@@ -279,9 +285,16 @@ export class PgStore implements IndexStore {
     const id = await this.repoId();
     const removed = await this.cache.clean();
     if (!id) return removed;
-    await this.pool.query('DELETE FROM segment_postings WHERE repo_id = $1', [id]);
-    await this.pool.query('DELETE FROM repos WHERE id = $1', [id]);
-    this.repo = undefined;
+    // The index goes; the repository's row stays with what is kept beside the index (the audit
+    // log, analytics, documents), as `.repodex/` keeps them on the file store. Its generation
+    // number stays too, so that no stamp taken before is ever seen again.
+    await inTransaction(this.pool, async (tx) => {
+      for (const table of ['segment_postings', 'segments', 'chunks', 'files', 'embeddings']) await tx.query(`DELETE FROM ${table} WHERE repo_id = $1`, [id]);
+      await tx.query(
+        `UPDATE repos SET meta = NULL, tree = NULL, vector_manifest = NULL, last_indexed_commit = NULL, last_indexed_at = NULL, index_status = 'pending' WHERE id = $1`,
+        [id],
+      );
+    });
     this.vectorStores.clear();
     return [...removed, `the index of ${this.root} in ${this.where}`];
   }

@@ -258,13 +258,14 @@ export class PgGenerationWriter implements GenerationWriter {
             AND e.model = (r.vector_manifest->>'engine') || '/' || (r.vector_manifest->>'model') || '/' || (r.vector_manifest->>'dim')`,
         [this.repoId],
       );
-      const [counts] = await session.query<{ files: string; indexed: string; chunks: string; segments: string; source_bytes: number | null; generation: string }>(
+      const [counts] = await session.query<{ files: string; indexed: string; chunks: string; segments: string; source_bytes: number | null; generation: string; shown: string | null }>(
         `SELECT (SELECT count(*) FROM files WHERE repo_id = $1) AS files,
                 (SELECT count(*) FROM files WHERE repo_id = $1 AND state = 'indexed') AS indexed,
                 (SELECT coalesce(sum(size), 0) FROM files WHERE repo_id = $1 AND state = 'indexed') AS source_bytes,
                 (SELECT count(*) FROM chunks WHERE repo_id = $1) AS chunks,
                 (SELECT count(*) FROM segments WHERE repo_id = $1) AS segments,
-                (SELECT generation FROM repos WHERE id = $1 FOR UPDATE) AS generation`,
+                (SELECT generation FROM repos WHERE id = $1 FOR UPDATE) AS generation,
+                (SELECT meta->>'generation' FROM repos WHERE id = $1) AS shown`,
         [this.repoId],
       );
       const files = Number(counts!.files);
@@ -273,7 +274,9 @@ export class PgGenerationWriter implements GenerationWriter {
         format_version: FORMAT_VERSION,
         feature_version: FEATURE_VERSION,
         tool_version: TOOL_VERSION,
-        generation: Number(counts!.generation) + 1,
+        // Counted from 1 again after `clean`, as on the file store (the row's own counter never
+        // goes back, so no reader ever sees a stamp again).
+        generation: Number(counts!.shown ?? 0) + 1,
         config_hash: draft.config_hash,
         ...(draft.index_config_key === undefined ? {} : { index_config_key: draft.index_config_key }),
         project_type: draft.project_type,
@@ -287,7 +290,7 @@ export class PgGenerationWriter implements GenerationWriter {
       await session.query(
         `UPDATE repos SET generation = $2, meta = $3, tree = $4, last_indexed_commit = $5, index_status = 'ready', last_indexed_at = now()
           WHERE id = $1`,
-        [this.repoId, meta.generation, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
+        [this.repoId, Number(counts!.generation) + 1, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
       );
       await session.query('COMMIT');
       // Fresh planner statistics after a large write: without them PostgreSQL reads every row of a
