@@ -1,4 +1,4 @@
-import { type BigIntStats, type Stats, lstatSync, statSync } from 'node:fs';
+import { type BigIntStats, type Stats, lstatSync, readdirSync, statSync } from 'node:fs';
 import { isErrnoException } from './errors.js';
 
 /**
@@ -29,6 +29,20 @@ export function statIfExistsNs(path: string): BigIntStats | undefined {
 /** statIfExists without following a final symlink. */
 export function lstatIfExists(path: string): Stats | undefined {
   return unlessGone(() => lstatSync(path, { throwIfNoEntry: false }));
+}
+
+/**
+ * The names in a folder, or none when it cannot be listed for one of the `tolerated` error codes
+ * (any other failure is thrown). `'any'` swallows every failure: for best-effort sweeps and sizes
+ * of repodex's own folders, where an unreadable folder must not fail the operation around them.
+ */
+export function listDirOrEmpty(dir: string, tolerated: 'any' | readonly string[]): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (error) {
+    if (tolerated === 'any' || tolerated.some((code) => isErrnoException(error, code))) return [];
+    throw error;
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { type Stats, readdirSync, rmSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
+import { type Stats, rmSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
@@ -10,7 +10,7 @@ import type { Engine } from './engine.js';
 import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type ChangeProbe, statProbe } from './probe.js';
-import { lstatIfExists, statIfExists } from '../core/stat.js';
+import { listDirOrEmpty, lstatIfExists, statIfExists } from '../core/stat.js';
 import { FolderWatch } from './folder-watch.js';
 
 /** The events a watcher backend delivers: the absolute path of something created, changed or removed. */
@@ -200,13 +200,7 @@ export class RepoWatcher {
   /** Remove cookies left by processes that were killed before they could. */
   private sweepCookies(): void {
     const dir = join(this.root, DATA_DIR_NAME);
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
+    for (const name of listDirOrEmpty(dir, 'any')) {
       const pid = COOKIE_NAME.exec(name)?.[1];
       if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(dir, name), { force: true });
     }

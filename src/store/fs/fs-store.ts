@@ -1,10 +1,11 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { crashPoint } from '../../core/crash.js';
 import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import { listDirOrEmpty } from '../../core/stat.js';
 import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
 import { ArtifactFile, ArtifactWriter, fileSink } from '../../index/format.js';
 import { MANIFEST_KIND, type Manifest, type SegmentRef, decodeManifest, encodeManifest } from '../../index/manifest.js';
@@ -214,12 +215,7 @@ export class FsStore implements IndexStore {
   }
 
   private list(): string[] {
-    try {
-      return readdirSync(this.dataDir);
-    } catch (error) {
-      if (isErrnoException(error, 'ENOENT')) return [];
-      throw error;
-    }
+    return listDirOrEmpty(this.dataDir, ['ENOENT']);
   }
 
   /**

@@ -1,10 +1,11 @@
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { crc32 } from '../../core/crc32.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import { listDirOrEmpty } from '../../core/stat.js';
 import { ANN_SETTINGS, AnnGraph } from '../../vector/ann-graph.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { ChunkVectors, IndexView, IntegrityReport, VectorHoldings, VectorIndexOutcome, VectorManifest, VectorStore } from '../backend.js';
@@ -148,13 +149,7 @@ export function dropVectorSets(dataDir: string, keep: EmbedderIdentity, forget: 
   const dir = join(dataDir, VECTORS_DIR);
   const own = identityKey(keep);
   let removed = 0;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
+  for (const name of listDirOrEmpty(dir, 'any')) {
     if (name === own || !name.startsWith(`${keep.engine}-`)) continue;
     if (!statSync(join(dir, name), { throwIfNoEntry: false })?.isDirectory()) continue;
     rmSync(join(dir, name), { recursive: true, force: true });
@@ -168,13 +163,7 @@ export function dropVectorSets(dataDir: string, keep: EmbedderIdentity, forget: 
 export function vectorsDirSize(dataDir: string): number {
   let total = 0;
   const visit = (dir: string): void => {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
+    for (const name of listDirOrEmpty(dir, 'any')) {
       const stat = statSync(join(dir, name), { throwIfNoEntry: false });
       if (!stat) continue;
       if (stat.isDirectory()) visit(join(dir, name));
@@ -578,13 +567,7 @@ export class FsVectorStore implements VectorStore {
    * here holds the vectors lock, as the caller does, so any temp file is a dead writer's.
    */
   private sweepTemps(): void {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return;
-    }
-    for (const name of names) if (/\.tmp-\d+$/.test(name)) rmSync(join(this.dir, name), { force: true });
+    for (const name of listDirOrEmpty(this.dir, 'any')) if (/\.tmp-\d+$/.test(name)) rmSync(join(this.dir, name), { force: true });
   }
 
   /** Drop the graph (derived data: the next embedding run that needs one builds it). */
