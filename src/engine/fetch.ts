@@ -1,7 +1,8 @@
 import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
-import { numberLines, readLimitsOf, readRepoFile } from './read-file.js';
+import { splitLines } from '../text/normalize.js';
+import { changedSinceIndexed, numberLines, readLimitsOf, readRepoFile } from './read-file.js';
 
 /** Fetch limits from seed 000 §4.2. */
 export const MAX_FETCH_IDS = 5;
@@ -34,15 +35,20 @@ export interface FetchedChunks {
 }
 
 /**
- * Resolve stable chunk ids to bounded, line-numbered text read from disk through the path guard.
- * An id whose chunk is no longer in the index is refused ("gone"), never answered with other
- * code; lines that no longer match the indexed chunk are flagged `stale`.
+ * Resolve stable chunk ids to bounded, line-numbered text. An id whose chunk is no longer in the
+ * index is refused ("gone"), never answered with other code.
+ * - A store that keeps chunk text (PostgreSQL) answers with the chunk as indexed — scanned for
+ *   credentials when it was indexed, under the rules this index was built with — so a server
+ *   needs no checkout; `stale` says the file on disk changed (or is not there) since.
+ * - Otherwise the lines are read from disk through the path guard, and `stale` says they no
+ *   longer match the indexed chunk.
  */
 export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readonly number[], maxLines: number): Promise<FetchedChunks> {
   const unique = [...new Set(ids)];
   const wanted = unique.slice(0, MAX_FETCH_IDS);
   const docs = wanted.map((id) => view.docOf(id));
-  const records = await view.chunks(docs.filter((doc) => doc >= 0));
+  const live = docs.filter((doc) => doc >= 0);
+  const [records, stored] = await Promise.all([view.chunks(live), live.length > 0 ? view.storedTexts(live) : undefined]);
   let next = 0;
   const fetchOne = async (id: number, i: number): Promise<FetchedChunk> => {
     if (docs[i]! < 0) {
@@ -54,6 +60,20 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
       };
     }
     const record = records[next++]!;
+    const text = stored?.get(docs[i]!);
+    if (text !== undefined) {
+      const numbered = numberLines(splitLines(text).slice(0, maxLines), record.startLine);
+      return {
+        chunk_id: id,
+        path: record.path,
+        start_line: record.startLine,
+        end_line: record.endLine,
+        lines: numbered.lines,
+        truncated: record.endLine - record.startLine + 1 > maxLines,
+        long_lines_cut: numbered.cut,
+        stale: changedSinceIndexed(ctx.paths.root, view, record.path),
+      };
+    }
     const read = await readRepoFile(ctx.guard, record.path, readLimitsOf(ctx));
     if (!read.ok) return { chunk_id: id, path: record.path, blocked: read.blocked, error: read.reason, hint: read.hint };
     const chunkLines = read.lines.slice(record.startLine - 1, record.endLine);

@@ -7,7 +7,7 @@ import { openRegularFile } from '../core/open-regular.js';
 import { type QueryWords, focusSnippet, snippetShowsAll } from '../search/snippet.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import type { RepoContext } from './context.js';
-import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
+import { changedSinceIndexed } from './read-file.js';
 
 /** A search hit as front ends show it: `stale` when its file changed on disk since indexing. */
 export type PresentedHit = Omit<SearchHit, 'matched' | 'hash'> & { readonly stale?: true };
@@ -32,9 +32,7 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
     const slot = view.findFile(hit.path);
     let isChanged = changed.get(hit.path);
     if (isChanged === undefined) {
-      const record = slot >= 0 ? view.fileRecord(slot) : undefined;
-      const stat = statIfExists(join(ctx.guard.root, hit.path));
-      isChanged = !record || !stat || !sameStamp(stampOf(stat), record);
+      isChanged = changedSinceIndexed(ctx.guard.root, view, hit.path);
       changed.set(hit.path, isChanged);
     }
     if (isChanged) return { shown: { ...shown, stale: true }, slot };

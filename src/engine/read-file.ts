@@ -1,3 +1,6 @@
+import { join } from 'node:path';
+import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
+import type { IndexView } from '../store/backend.js';
 import type { PathGuard } from '../safety/path-guard.js';
 import { describeSecret, findSecret } from '../safety/secrets.js';
 import { type ReadLimits, readSource } from '../scan/read-source.js';
@@ -61,6 +64,14 @@ export function diskRefusal<T extends { readonly path: string; readonly blocked:
 
 /** What a refusal for a credential tells the caller to do. */
 export const SECRET_HINT = 'files holding credentials are never indexed or served; read it yourself if you really need it';
+
+/** Whether a file changed on disk since the view indexed it (or is not there, or is not in the index): one stat. */
+export function changedSinceIndexed(root: string, view: IndexView, path: string): boolean {
+  const slot = view.findFile(path);
+  const record = slot >= 0 ? view.fileRecord(slot) : undefined;
+  const stat = statIfExists(join(root, path));
+  return !record || !stat || !sameStamp(stampOf(stat), record);
+}
 
 /** Read limits from an engine context. */
 export function readLimitsOf(ctx: { readonly limits: { readonly max_file_bytes: number }; readonly loaded: { readonly config: { readonly allow_hard_links: boolean } } }): ReadLimits {

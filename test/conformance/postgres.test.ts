@@ -218,6 +218,22 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect((await engine.verify()).ok).toBe(true);
     });
 
+    it('fetch answers from the chunk text the database keeps: the file edited or gone from the checkout, the indexed lines come back flagged stale', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const engine = new Engine(root, openStore(root, backend.spec), { autoIndex: false, lockWaitMs: 2_000 });
+      await engine.sync();
+      const hits = (await engine.search({ q: 'alphaStep betaStep' })).results;
+      const ids = ['src/a.ts', 'src/b.ts'].map((path) => hits.find((hit) => hit.path === path)!.chunk_id);
+      const before = (await engine.fetch(ids)).chunks;
+      expect(before.map((chunk) => ('stale' in chunk ? chunk.stale : chunk.error))).toEqual([false, false]);
+      writeFileSync(join(root, 'src/a.ts'), module('gammaStep'));
+      rmSync(join(root, 'src/b.ts'));
+      const after = (await engine.fetch(ids)).chunks;
+      expect(after.map((chunk) => ('stale' in chunk ? chunk.stale : chunk.error))).toEqual([true, true]);
+      expect(after.map((chunk) => ('lines' in chunk ? chunk.lines : []))).toEqual(before.map((chunk) => ('lines' in chunk ? chunk.lines : [])));
+      expect(JSON.stringify(after)).not.toContain('gammaStep');
+    });
+
     it('the audit log is a table every process writes to: a changed row is left out of `audit` and named by verify', async () => {
       const root = committedRepo({ 'src/a.ts': module('alphaStep') });
       const [one, two] = [engineFor(root), engineFor(root)];
