@@ -18,11 +18,12 @@ import type { HeldSession, SqlPool } from './store/pg/sql.js';
 import { embedderTablePath, removeEmbedderTable } from './store/fs/fs-control.js';
 import type { Embedder } from './vector/embedder.js';
 import { BuiltinEmbedder } from './vector/providers/builtin.js';
-import { createOpenAiEmbedder } from './vector/providers/openai.js';
+import { DEFAULT_KEY_ENV, createOpenAiEmbedder } from './vector/providers/openai.js';
 
 /**
  * The embedder a config names (SPEC §6), or undefined when embeddings are off. `onnx` loads
- * transformers.js only here, on first use; `openai` takes its key from REPODEX_EMBEDDINGS_API_KEY.
+ * transformers.js only here, on first use; `openai` takes its key from the variable
+ * `embeddings.api_key_env` names (REPODEX_EMBEDDINGS_API_KEY by default).
  */
 export async function createEmbedder(root: string, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Embedder | undefined> {
   const settings = config.embeddings;
@@ -42,17 +43,21 @@ export async function createEmbedder(root: string, config: Config, env: NodeJS.P
         ...(settings.batch_size !== undefined ? { batchSize: settings.batch_size } : {}),
       });
     }
-    case 'openai':
+    case 'openai': {
+      const keyVariable = settings.api_key_env ?? DEFAULT_KEY_ENV;
+      const apiKey = env[keyVariable];
       return createOpenAiEmbedder({
         url: settings.url!,
         model: settings.model!,
         dim: settings.dim!,
-        ...(env.REPODEX_EMBEDDINGS_API_KEY ? { apiKey: env.REPODEX_EMBEDDINGS_API_KEY } : {}),
+        ...(apiKey ? { apiKey } : {}),
+        apiKeyVariable: keyVariable,
         ...(settings.batch_size !== undefined ? { batchSize: settings.batch_size } : {}),
         ...(settings.timeout_ms !== undefined ? { timeoutMs: settings.timeout_ms } : {}),
         ...(settings.query_prefix !== undefined ? { queryPrefix: settings.query_prefix } : {}),
         ...(settings.document_prefix !== undefined ? { documentPrefix: settings.document_prefix } : {}),
       });
+    }
   }
 }
 

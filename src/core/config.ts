@@ -41,8 +41,13 @@ const EmbeddingsConfigSchema = z.strictObject({
   model: z.optional(z.string().check(z.minLength(1))),
   /** `onnx`: a folder holding config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (relative to the repository root, or absolute). */
   model_path: z.optional(z.string().check(z.minLength(1))),
-  /** `openai`: the endpoint (`http://localhost:11434/v1` for Ollama); the key comes from REPODEX_EMBEDDINGS_API_KEY. */
+  /** `openai`: the endpoint (`http://localhost:11434/v1` for Ollama); the key comes from the variable `api_key_env` names. */
   url: z.optional(z.string().check(z.regex(/^https?:\/\//i, 'an http:// or https:// URL'))),
+  /**
+   * `openai`: the environment variable holding the key (default REPODEX_EMBEDDINGS_API_KEY), so
+   * that repositories served by one process can use different keys without a key in any file.
+   */
+  api_key_env: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as TEAM_EMBEDDINGS_KEY'))),
   /** `openai`: the vector length the model returns. */
   dim: z.optional(z.int().check(z.minimum(2), z.maximum(8192))),
   /** Texts per request or inference batch (default: the provider's). */

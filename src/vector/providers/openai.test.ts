@@ -319,3 +319,21 @@ describe('fake embedding server', () => {
     expect(dot(query!, near!)).toBeGreaterThan(dot(query!, far!));
   });
 });
+
+describe('the key of each repository', () => {
+  it('comes from the variable its config names: two repositories in one process send their own keys, and a missing one is named', async () => {
+    const { createEmbedder } = await import('../../compose.js');
+    const { ConfigSchema } = await import('../../core/config.js');
+    const [alpha, beta] = [await serve({ apiKey: 'sk-alpha' }), await serve({ apiKey: 'sk-beta' })];
+    const env = { ALPHA_KEY: 'sk-alpha', REPODEX_EMBEDDINGS_API_KEY: 'sk-beta' };
+    const configFor = (url: string, extra: Record<string, unknown>) => ConfigSchema.parse({ embeddings: { provider: 'openai', url, model: 'fake-model', dim: 32, ...extra } });
+    const first = await createEmbedder('/nowhere', configFor(alpha.url, { api_key_env: 'ALPHA_KEY' }), env);
+    const second = await createEmbedder('/nowhere', configFor(beta.url, {}), env);
+    expect(await first!.embed(['hello'], 'document')).toHaveLength(1);
+    expect(await second!.embed(['hello'], 'document')).toHaveLength(1);
+    const unset = await createEmbedder('/nowhere', configFor(alpha.url, { api_key_env: 'GAMMA_KEY' }), env);
+    const error = await rejection(unset!.embed(['hello'], 'document'), 'EMBEDDER_FAILED');
+    expect(error.message).toContain('no API key was sent: set GAMMA_KEY');
+    expect(() => configFor(alpha.url, { api_key_env: 'not a name' })).toThrow(/environment variable name/);
+  });
+});

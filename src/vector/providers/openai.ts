@@ -17,6 +17,8 @@ export interface OpenAiOptions {
   readonly dim: number;
   /** Sent as `Authorization: Bearer …`; never echoed in errors. */
   readonly apiKey?: string;
+  /** The environment variable the key came from, for messages (default REPODEX_EMBEDDINGS_API_KEY). */
+  readonly apiKeyVariable?: string;
   /** Texts per request (default 64). */
   readonly batchSize?: number;
   /** Per request, including reading the answer (default 30 000). */
@@ -54,10 +56,11 @@ const MAX_RETRY_DELAY_MS = 5000;
 /** Two requests in flight keep a local server busy (one is encoding while the other is on the wire) without queueing dozens on it. */
 const CONCURRENCY = 2;
 const EXCERPT_CHARS = 200;
-const KEY_ENV = 'REPODEX_EMBEDDINGS_API_KEY';
+/** The variable the key comes from unless the config names another (`embeddings.api_key_env`). */
+export const DEFAULT_KEY_ENV = 'REPODEX_EMBEDDINGS_API_KEY';
 
 /** The embeddings endpoint for a configured URL: `/v1/embeddings` is added unless the path already ends in it (or in `/v1`). */
-export function resolveEmbeddingsUrl(raw: string): string {
+export function resolveEmbeddingsUrl(raw: string, keyVariable = DEFAULT_KEY_ENV): string {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -70,7 +73,7 @@ export function resolveEmbeddingsUrl(raw: string): string {
   }
   if (url.username !== '' || url.password !== '') {
     // The URL shows up in messages and config files; a secret belongs in the environment.
-    throw new RepodexError('EMBEDDER_FAILED', `embeddings.url must not carry a user or password: put the key in ${KEY_ENV}`);
+    throw new RepodexError('EMBEDDER_FAILED', `embeddings.url must not carry a user or password: put the key in ${keyVariable}`);
   }
   url.hash = '';
   const path = url.pathname.replace(/\/+$/, '');
@@ -108,7 +111,8 @@ interface Transient {
 
 /** The `openai` provider: an Embedder over an OpenAI-compatible `/v1/embeddings` endpoint. */
 export function createOpenAiEmbedder(options: OpenAiOptions): Embedder {
-  const endpoint = resolveEmbeddingsUrl(options.url);
+  const keyVariable = options.apiKeyVariable ?? DEFAULT_KEY_ENV;
+  const endpoint = resolveEmbeddingsUrl(options.url, keyVariable);
   // Messages name the endpoint without its query string: some gateways take a key there.
   const parsed = new URL(endpoint);
   const label = `${parsed.origin}${parsed.pathname}`;
@@ -124,7 +128,7 @@ export function createOpenAiEmbedder(options: OpenAiOptions): Embedder {
 
   const apiKey = options.apiKey?.trim() ?? '';
   // fetch would reject such a key with a message that quotes it; refuse it here without doing so.
-  if (/[^\x20-\x7e]/.test(apiKey)) throw new RepodexError('EMBEDDER_FAILED', `${KEY_ENV} contains characters that cannot go in an HTTP header: set it to the bare key`);
+  if (/[^\x20-\x7e]/.test(apiKey)) throw new RepodexError('EMBEDDER_FAILED', `${keyVariable} contains characters that cannot go in an HTTP header: set it to the bare key`);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (apiKey !== '') headers.authorization = `Bearer ${apiKey}`;
 
@@ -162,7 +166,7 @@ export function createOpenAiEmbedder(options: OpenAiOptions): Embedder {
       return { message: `${label} answered ${status}${said}`, retryAfter: response.headers.get('retry-after') };
     }
     if (response.status === 401 || response.status === 403) {
-      const fix = apiKey === '' ? `no API key was sent: set ${KEY_ENV}` : `the key in ${KEY_ENV} was refused: check it`;
+      const fix = apiKey === '' ? `no API key was sent: set ${keyVariable}` : `the key in ${keyVariable} was refused: check it`;
       throw new RepodexError('EMBEDDER_FAILED', `${label} answered ${status}${said}; ${fix}`);
     }
     const hint = response.status === 404 ? '; check embeddings.url and that the server has embeddings.model' : '';
