@@ -60,9 +60,8 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
       };
     }
     const record = records[next++]!;
-    const text = stored?.get(docs[i]!);
-    if (text !== undefined) {
-      const numbered = numberLines(splitLines(text).slice(0, maxLines), record.startLine);
+    const answer = (lines: readonly string[], stale: boolean): FetchedChunk => {
+      const numbered = numberLines(lines.slice(0, maxLines), record.startLine);
       return {
         chunk_id: id,
         path: record.path,
@@ -71,26 +70,17 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
         lines: numbered.lines,
         truncated: record.endLine - record.startLine + 1 > maxLines,
         long_lines_cut: numbered.cut,
-        stale: changedSinceIndexed(ctx.paths.root, view, record.path),
+        stale,
       };
-    }
+    };
+    const text = stored?.get(docs[i]!);
+    if (text !== undefined) return answer(splitLines(text), changedSinceIndexed(ctx.paths.root, view, record.path));
     const read = await readRepoFile(ctx.guard, record.path, readLimitsOf(ctx));
     if (!read.ok) return { chunk_id: id, path: record.path, blocked: read.blocked, error: read.reason, hint: read.hint };
     const chunkLines = read.lines.slice(record.startLine - 1, record.endLine);
     const stale =
       chunkLines.length !== record.endLine - record.startLine + 1 || chunkHash(chunkLines.join('\n'), view.meta.chunker.params_key).toString('hex') !== record.hash;
-    const shown = chunkLines.slice(0, maxLines);
-    const numbered = numberLines(shown, record.startLine);
-    return {
-      chunk_id: id,
-      path: record.path,
-      start_line: record.startLine,
-      end_line: record.endLine,
-      lines: numbered.lines,
-      truncated: record.endLine - record.startLine + 1 > maxLines,
-      long_lines_cut: numbered.cut,
-      stale,
-    };
+    return answer(chunkLines, stale);
   };
   const chunks: FetchedChunk[] = [];
   for (let i = 0; i < wanted.length; i++) chunks.push(await fetchOne(wanted[i]!, i));
