@@ -234,6 +234,23 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(JSON.stringify(after)).not.toContain('gammaStep');
     });
 
+    it('clean keeps the repository row and moves its generation on: a view opened before is told it was replaced, never answered from nothing', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep') });
+      const store = openStore(root, backend.spec);
+      const engine = new Engine(root, store, { autoIndex: false, lockWaitMs: 2_000 });
+      await engine.sync();
+      const view = await store.open();
+      const db = sql();
+      const id = await repoId(db, root);
+      await engine.clean();
+      await expect(view.postings(['alphastep'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      expect(await store.stamp()).toBe('');
+      expect(await db.query('SELECT id FROM repos WHERE id = $1', [id])).toHaveLength(1);
+      expect(await db.query('SELECT chunk_id FROM chunks WHERE repo_id = $1', [id])).toEqual([]);
+      await engine.sync();
+      expect((await store.readMeta())!.generation).toBe(1);
+    });
+
     it('the audit log is a table every process writes to: a changed row is left out of `audit` and named by verify', async () => {
       const root = committedRepo({ 'src/a.ts': module('alphaStep') });
       const [one, two] = [engineFor(root), engineFor(root)];

@@ -136,9 +136,9 @@ export class PgStore implements IndexStore {
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
     const id = await this.ensureRepo();
     await this.pool.query("UPDATE repos SET index_status = 'indexing' WHERE id = $1", [id]);
-    const settle = (): void => {
-      // Back to what the committed index is (a commit already said `ready`).
-      void this.pool.query("UPDATE repos SET index_status = CASE WHEN generation > 0 THEN 'ready' ELSE 'pending' END WHERE id = $1 AND index_status = 'indexing'", [id]).catch(() => undefined);
+    const settle = async (): Promise<void> => {
+      // Back to what the committed index is (a commit already said `ready`); done before the writer's end returns.
+      await this.pool.query("UPDATE repos SET index_status = CASE WHEN meta IS NOT NULL THEN 'ready' ELSE 'pending' END WHERE id = $1 AND index_status = 'indexing'", [id]).catch(() => undefined);
     };
     return PgGenerationWriter.begin(await this.pool.connect(), id, base, settle);
   }
@@ -287,11 +287,12 @@ export class PgStore implements IndexStore {
     if (!id) return removed;
     // The index goes; the repository's row stays with what is kept beside the index (the audit
     // log, analytics, documents), as `.repodex/` keeps them on the file store. Its generation
-    // number stays too, so that no stamp taken before is ever seen again.
+    // counter moves on (never back): a view opened before is told its generation was replaced,
+    // and no stamp taken before is ever seen again.
     await inTransaction(this.pool, async (tx) => {
       for (const table of ['segment_postings', 'segments', 'chunks', 'files', 'embeddings']) await tx.query(`DELETE FROM ${table} WHERE repo_id = $1`, [id]);
       await tx.query(
-        `UPDATE repos SET meta = NULL, tree = NULL, vector_manifest = NULL, last_indexed_commit = NULL, last_indexed_at = NULL, index_status = 'pending' WHERE id = $1`,
+        `UPDATE repos SET generation = generation + 1, meta = NULL, tree = NULL, vector_manifest = NULL, last_indexed_commit = NULL, last_indexed_at = NULL, index_status = 'pending' WHERE id = $1`,
         [id],
       );
     });

@@ -94,13 +94,13 @@ export class PgGenerationWriter implements GenerationWriter {
     private readonly session: HeldSession,
     private readonly repoId: string,
     private readonly base: IndexView | undefined,
-    private readonly onEnd: () => void,
+    private readonly onEnd: () => Promise<void>,
     firstSegment: number,
   ) {
     this.segmentId = firstSegment;
   }
 
-  static async begin(session: HeldSession, repoId: string, base: IndexView | undefined, onEnd: () => void): Promise<PgGenerationWriter> {
+  static async begin(session: HeldSession, repoId: string, base: IndexView | undefined, onEnd: () => Promise<void>): Promise<PgGenerationWriter> {
     let firstSegment: number;
     try {
       await session.query('BEGIN');
@@ -113,7 +113,7 @@ export class PgGenerationWriter implements GenerationWriter {
     } catch (error) {
       await session.query('ROLLBACK').catch(() => undefined);
       session.release(true);
-      onEnd();
+      await onEnd();
       throw error;
     }
     return new PgGenerationWriter(session, repoId, base, onEnd, firstSegment);
@@ -305,7 +305,7 @@ export class PgGenerationWriter implements GenerationWriter {
       throw error;
     } finally {
       session.release(broken);
-      this.onEnd();
+      await this.onEnd();
     }
   }
 
@@ -319,7 +319,7 @@ export class PgGenerationWriter implements GenerationWriter {
       broken = true;
     } finally {
       this.session.release(broken);
-      this.onEnd();
+      await this.onEnd();
     }
   }
 }
