@@ -2,6 +2,7 @@ import { RepodexError } from '../../core/errors.js';
 import m001 from './migrations/001_repos.up.sql';
 import m002 from './migrations/002_chunks.up.sql';
 import m003 from './migrations/003_embeddings.up.sql';
+import m005 from './migrations/005_declarations.up.sql';
 import { type SqlPool, inTransaction } from './sql.js';
 
 /** The schema's migrations, in order: `NNN_name.up.sql` files, applied once each and recorded. */
@@ -9,6 +10,7 @@ export const MIGRATIONS: readonly { readonly version: number; readonly name: str
   { version: 1, name: '001_repos', sql: m001 },
   { version: 2, name: '002_chunks', sql: m002 },
   { version: 3, name: '003_embeddings', sql: m003 },
+  { version: 5, name: '005_declarations', sql: m005 },
 ];
 
 /** The schema version this build writes and reads. */

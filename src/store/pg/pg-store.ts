@@ -104,8 +104,8 @@ export class PgStore implements IndexStore {
         );
         if (!repo?.meta || Number(repo.generation) === 0) throw new RepodexError('INDEX_MISSING');
         if (repo.meta.format_version !== FORMAT_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `the index in ${this.where} has format version ${repo.meta.format_version}`);
-        const files = await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number }>(
-          'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count FROM files WHERE repo_id = $1',
+        const files = await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number; declarations: string | null }>(
+          'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, declarations FROM files WHERE repo_id = $1',
           [id],
         );
         const chunks = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null; segment: string }>(
@@ -118,7 +118,7 @@ export class PgStore implements IndexStore {
     );
     const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
     const files: FileRow[] = snapshot.files
-      .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count }))
+      .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count, declarations: f.declarations }))
       .sort((a, b) => byPath(a.path, b.path));
     const chunks: ChunkRow[] = snapshot.chunks
       .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol, segment: Number(c.segment) }))

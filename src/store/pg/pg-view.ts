@@ -2,6 +2,7 @@ import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../../core/errors.js';
 import type { ChunkRecord, CorpusStats, FileRecord, FileState, PostingList, Tree } from '../../index/model.js';
 import { declarationPathAt } from '../../index/symbols-codec.js';
+import { Declarations } from './declarations.js';
 import { decodePostingBlob } from './posting-blob.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
@@ -19,6 +20,8 @@ export interface FileRow {
   readonly ino: number;
   readonly contentHash: string;
   readonly chunkCount: number;
+  /** Its `files.declarations` text (see declarations.ts), or null in a row written before that column (its outline is read instead). */
+  readonly declarations: string | null;
 }
 
 /** A chunk row as the view keeps it (its text stays in the database). */
@@ -85,6 +88,8 @@ export class PgIndexView implements IndexView {
   private readonly postingCache = new Map<string, PostingList | undefined>();
   private readonly dfCache = new Map<string, number>();
   private readonly outlineCache = new Map<number, Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>>();
+  /** Declarations decoded from the snapshot's text, by file slot. */
+  private readonly declarationCache = new Map<number, Declarations>();
   /** Outlines asked for in this turn of the event loop, fetched together in one statement. */
   private outlineBatch: Map<number, { resolve(value: { symbols: OutlineSymbol[]; fallback: ChunkFallback }): void; reject(error: unknown): void }> | undefined;
 
@@ -291,6 +296,12 @@ export class PgIndexView implements IndexView {
   }
 
   async symbolAt(slot: number, first: number, last: number): Promise<string | null> {
+    const text = this.files[slot]!.declarations;
+    if (text !== null) {
+      // From the snapshot: no statement, so nothing of another generation can mix in.
+      const declarations = this.declarationCache.get(slot) ?? remember(this.declarationCache, slot, new Declarations(text));
+      return declarations.pathAt(first, last);
+    }
     const { symbols } = await this.storedOutline(slot);
     return declarationPathAt(
       symbols.length,
