@@ -3,7 +3,6 @@ import { RepodexError } from '../../core/errors.js';
 import type { ChunkRecord, CorpusStats, FileRecord, FileState, PostingList, Tree } from '../../index/model.js';
 import { declarationPathAt } from '../../index/symbols-codec.js';
 import { Declarations } from './declarations.js';
-import { decodePostingBlob } from './posting-blob.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
 import type { Catalog, IndexMeta, IndexView } from '../backend.js';
@@ -49,6 +48,48 @@ function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
   return value;
 }
 
+/**
+ * Docs by chunk id: an open-addressing hash table in typed arrays. Chunk ids are uint32s, which a
+ * Map keeps as heap numbers beyond 2^30; looking up every posting of a search through one cost
+ * more than the database's answer.
+ */
+class ChunkIdTable {
+  private readonly ids: Uint32Array;
+  /** doc + 1 in each used slot, 0 in a free one. */
+  private readonly docs: Uint32Array;
+  private readonly mask: number;
+
+  constructor(size: number) {
+    let slots = 16;
+    while (slots < size * 2) slots *= 2;
+    this.ids = new Uint32Array(slots);
+    this.docs = new Uint32Array(slots);
+    this.mask = slots - 1;
+  }
+
+  private slot(id: number): number {
+    let at = Math.imul(id, 0x9e3779b1) & this.mask;
+    while (this.docs[at] !== 0 && this.ids[at] !== id) at = (at + 1) & this.mask;
+    return at;
+  }
+
+  set(id: number, doc: number): void {
+    const at = this.slot(id);
+    this.ids[at] = id;
+    this.docs[at] = doc + 1;
+  }
+
+  /** The doc of a chunk id, or -1. */
+  get(id: number): number {
+    return this.docs[this.slot(id)]! - 1;
+  }
+}
+
+/** Postings that do not decode to what their row records. */
+function damaged(term: string, segment: number): RepodexError {
+  return new RepodexError('INDEX_CORRUPT', `the postings of "${[...term].filter((c) => c >= ' ').join('')}" in segment ${segment} are damaged: run \`repodex sync --force\``);
+}
+
 /** Everything a view holds in memory, read in one snapshot. */
 export interface ViewSnapshot {
   readonly meta: IndexMeta;
@@ -80,7 +121,9 @@ export class PgIndexView implements IndexView {
   private readonly rows: readonly ChunkRow[];
   private readonly slotOf = new Map<string, number>();
   private readonly firstDoc: Uint32Array;
-  private readonly docById = new Map<number, number>();
+  private readonly docById: ChunkIdTable;
+  /** Term frequencies by doc while one term's postings are put in doc order (reused: decoding never awaits). */
+  private tfScratch: Uint32Array | undefined;
   /** The segment holding each doc's postings (postings of a chunk in any other segment are stale). */
   private readonly docSegment: Float64Array;
   private hashes: Uint8Array | undefined;
@@ -109,6 +152,7 @@ export class PgIndexView implements IndexView {
     this.docOrder = Uint32Array.from({ length: this.docCount }, (_, doc) => doc);
     this.firstDoc = new Uint32Array(this.fileSlots + 1);
     this.docSegment = Float64Array.from(this.rows, (row) => row.segment);
+    this.docById = new ChunkIdTable(this.docCount);
     let tokens = 0;
     let doc = 0;
     for (let slot = 0; slot < this.fileSlots; slot++) {
@@ -199,25 +243,65 @@ export class PgIndexView implements IndexView {
   }
 
   private async fetchPostings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
-    const byTerm = new Map<string, { docs: number[]; tfs: number[] }>();
+    const byTerm = new Map<string, { segment: number; df: number; postings: Uint8Array | null }[]>();
     for (const row of await this.segmentRows(terms, true)) {
-      let list = byTerm.get(row.term);
-      if (!list) byTerm.set(row.term, (list = { docs: [], tfs: [] }));
-      const out = list;
-      decodePostingBlob(row.postings!, (id, tf) => {
-        const doc = this.docById.get(id);
-        // A chunk gone since, or one rewritten into a later segment: not a posting of this generation.
-        if (doc === undefined || this.docSegment[doc] !== row.segment) return;
-        out.docs.push(doc);
-        out.tfs.push(tf);
-      });
+      const rows = byTerm.get(row.term);
+      if (rows) rows.push(row);
+      else byTerm.set(row.term, [row]);
     }
     return terms.map((term) => {
-      const list = byTerm.get(term);
-      if (!list || list.docs.length === 0) return undefined;
-      const order = list.docs.map((_, i) => i).sort((a, b) => list.docs[a]! - list.docs[b]!);
-      return { term, df: order.length, docs: Uint32Array.from(order, (i) => list.docs[i]!), tfs: Uint32Array.from(order, (i) => list.tfs[i]!) };
+      const rows = byTerm.get(term);
+      return rows && this.decodePostings(term, rows);
     });
+  }
+
+  /**
+   * One term's postings over this generation's docs, from its rows in every segment: a posting
+   * counts only while its chunk's row names that segment. Docs come out in doc order (a numeric
+   * sort of the docs alone: each doc holds a term once), their frequencies found again by doc.
+   */
+  private decodePostings(term: string, rows: readonly { segment: number; df: number; postings: Uint8Array | null }[]): PostingList | undefined {
+    const capacity = rows.reduce((sum, row) => sum + row.df, 0);
+    const docs = new Uint32Array(capacity);
+    const tfOf = (this.tfScratch ??= new Uint32Array(this.docCount));
+    let count = 0;
+    const docById = this.docById;
+    const docSegment = this.docSegment;
+    for (const row of rows) {
+      const segment = row.segment;
+      const blob = row.postings!;
+      // decodePostingBlob's format, decoded in line: this loop is most of a search's own time.
+      let at = 0;
+      let id = 0;
+      while (at < blob.length) {
+        let gap = 0;
+        let tf = 0;
+        for (let scale = 1; ; scale *= 128) {
+          const byte = blob[at++];
+          if (byte === undefined) throw damaged(term, segment);
+          gap += (byte & 0x7f) * scale;
+          if (byte < 0x80) break;
+        }
+        for (let scale = 1; ; scale *= 128) {
+          const byte = blob[at++];
+          if (byte === undefined) throw damaged(term, segment);
+          tf += (byte & 0x7f) * scale;
+          if (byte < 0x80) break;
+        }
+        id += gap;
+        const doc = docById.get(id);
+        // A chunk gone since, or one rewritten into a later segment: not a posting of this generation.
+        if (doc < 0 || docSegment[doc] !== segment) continue;
+        if (count === capacity) throw damaged(term, segment);
+        docs[count++] = doc;
+        tfOf[doc] = tf;
+      }
+    }
+    if (count === 0) return undefined;
+    const sorted = (count === capacity ? docs : docs.slice(0, count)).sort();
+    const tfs = new Uint32Array(count);
+    for (let i = 0; i < count; i++) tfs[i] = tfOf[sorted[i]!]!;
+    return { term, df: count, docs: sorted, tfs };
   }
 
   async documentFrequencies(terms: readonly string[]): Promise<number[]> {
@@ -251,7 +335,7 @@ export class PgIndexView implements IndexView {
   }
 
   docOf(chunkId: number): number {
-    return this.docById.get(chunkId) ?? -1;
+    return this.docById.get(chunkId);
   }
 
   /** The outline of a file as stored: asked for together with the others of this turn (one statement, generation checked), then kept. */
@@ -339,7 +423,7 @@ export class PgIndexView implements IndexView {
       [this.repoId, ids],
     );
     const out = new Map<number, string>();
-    for (const row of rows) if (row.chunk_id !== null) out.set(this.docById.get(Number(row.chunk_id))!, row.content!);
+    for (const row of rows) if (row.chunk_id !== null) out.set(this.docById.get(Number(row.chunk_id)), row.content!);
     return out;
   }
 
