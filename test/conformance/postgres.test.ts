@@ -157,6 +157,29 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(status!.index_status).toBe('ready');
     });
 
+    it("a long-running reader answers from another process's new generation on its next request, also from what it keeps in memory", async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      // The reader has read everything these requests need (postings, declarations, chunk records) and keeps it.
+      const reader = new Engine(root, openStore(root, backend.spec), { autoIndex: false, embedders: createEmbedder });
+      const first = await reader.search({ q: 'alphaStep' });
+      expect((await reader.search({ q: 'alphaStep' })).results).toEqual(first.results);
+      const old = first.results.find((hit) => hit.path === 'src/a.ts')!.chunk_id;
+      expect((await reader.fetch([old])).chunks[0]).toMatchObject({ chunk_id: old, path: 'src/a.ts' });
+      writeFileSync(join(root, 'src/a.ts'), module('gammaStep'));
+      const synced = await writer.sync();
+      const fetched = await reader.fetch([old]);
+      expect(fetched.generation).toBe(synced.generation);
+      expect(fetched.chunks[0]).toMatchObject({ chunk_id: old, error: `chunk ${old} is gone: search again` });
+      expect((await reader.search({ q: 'beta' })).results.map((hit) => hit.path)).toEqual(['src/b.ts']);
+      writeFileSync(join(root, 'src/b.ts'), module('deltaStep'));
+      await writer.sync();
+      const after = await reader.search({ q: 'beta' });
+      expect(after.generation).toBe(synced.generation + 1);
+      expect(after.results).toEqual([]);
+    });
+
     it('an unchanged chunk is never embedded again, also after a forced rebuild; a changed file embeds only its new chunks', async () => {
       const files: Record<string, string> = {};
       for (let f = 0; f < 72; f++) {

@@ -40,6 +40,10 @@ export class PgStore implements IndexStore {
   private ready: Promise<void> | undefined;
   private repo: string | undefined;
   private readonly vectorStores = new Map<string, PgVectorStore>();
+  /** The stamp last proven current (by a view opened, or a check that found it), while nothing says otherwise. */
+  private proven: string | undefined;
+  /** The newest generation check sent by `stamp`: the generation it found (undefined: the repository is gone). */
+  private pendingCheck: Promise<number | undefined> | undefined;
 
   constructor(
     private readonly pool: SqlPool,
@@ -84,11 +88,35 @@ export class PgStore implements IndexStore {
     return meta;
   }
 
+  /**
+   * Once a generation is proven current, the stamp answers at once with it and sends the check
+   * without waiting for it: the request's reads run meanwhile, and every view read either is a
+   * statement that checks the generation itself or waits for this check (`PgIndexView.settled`),
+   * so an answer is still never from a generation replaced before it was asked for. A check that
+   * finds another generation makes the next stamp wait for the database again.
+   */
   async stamp(): Promise<string> {
     const id = await this.repoId();
     if (!id) return '';
-    const [row] = await this.pool.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]);
-    return row && Number(row.generation) > 0 ? `${id}:${row.generation}` : '';
+    const proven = this.proven;
+    const check = this.pool.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]).then(([row]) => (row ? Number(row.generation) : undefined));
+    if (proven === undefined) {
+      const generation = await check;
+      return generation !== undefined && generation > 0 ? (this.proven = `${id}:${generation}`) : '';
+    }
+    this.pendingCheck = check;
+    check.then(
+      (generation) => {
+        if (`${id}:${generation}` !== proven) this.doubt(proven);
+      },
+      () => this.doubt(proven),
+    );
+    return proven;
+  }
+
+  /** Make the next `stamp` wait for the database: what `stamp` names (undefined: whatever is proven now) may have been replaced. */
+  private doubt(stamp: string | undefined): void {
+    if (stamp === undefined || this.proven === stamp) this.proven = undefined;
   }
 
   async open(): Promise<IndexView> {
@@ -124,11 +152,15 @@ export class PgStore implements IndexStore {
       .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol, segment: Number(c.segment) }))
       .sort((a, b) => byPath(a.path, b.path) || a.chunkIndex - b.chunkIndex);
     const stored = snapshot.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
-    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation: Number(snapshot.repo.generation), tree: stored.tree, gitDirty: stored.gitDirty, files, chunks });
+    const generation = Number(snapshot.repo.generation);
+    this.proven = `${id}:${generation}`;
+    const freshness = { check: () => this.pendingCheck, changed: () => this.doubt(undefined) };
+    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks }, freshness);
   }
 
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
     const id = await this.ensureRepo();
+    this.doubt(undefined);
     await this.pool.query("UPDATE repos SET index_status = 'indexing' WHERE id = $1", [id]);
     const settle = (): void => {
       // Back to what the committed index is (a commit already said `ready`).
@@ -282,6 +314,7 @@ export class PgStore implements IndexStore {
     await this.pool.query('DELETE FROM segment_postings WHERE repo_id = $1', [id]);
     await this.pool.query('DELETE FROM repos WHERE id = $1', [id]);
     this.repo = undefined;
+    this.doubt(undefined);
     this.vectorStores.clear();
     return [...removed, `the index of ${this.root} in ${this.where}`];
   }

@@ -90,6 +90,14 @@ function damaged(term: string, segment: number): RepodexError {
   return new RepodexError('INDEX_CORRUPT', `the postings of "${[...term].filter((c) => c >= ' ').join('')}" in segment ${segment} are damaged: run \`repodex sync --force\``);
 }
 
+/** What a view learns from its store about whether its generation is still the current one. */
+export interface ViewFreshness {
+  /** The newest generation check the store sent (a request's `stamp` sends one without waiting for it), or undefined. */
+  check(): Promise<number | undefined> | undefined;
+  /** This view found its generation replaced: the store must ask again before it answers a stamp. */
+  changed(): void;
+}
+
 /** Everything a view holds in memory, read in one snapshot. */
 export interface ViewSnapshot {
   readonly meta: IndexMeta;
@@ -140,6 +148,7 @@ export class PgIndexView implements IndexView {
     private readonly pool: SqlPool,
     private readonly repoId: string,
     private readonly snapshot: ViewSnapshot,
+    private readonly freshness: ViewFreshness,
   ) {
     this.meta = snapshot.meta;
     this.files = snapshot.files;
@@ -216,10 +225,25 @@ export class PgIndexView implements IndexView {
   private async current<Row extends { generation: string | number }>(text: string, params: readonly unknown[]): Promise<Row[]> {
     const rows = await this.pool.query<Row>(text, params);
     const generation = rows.length === 0 ? undefined : Number(rows[0]!.generation);
-    if (generation !== this.snapshot.generation) {
-      throw new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
-    }
+    if (generation !== this.snapshot.generation) throw this.replaced(generation);
     return rows;
+  }
+
+  /**
+   * Wait for the store's newest generation check: what a read answers from memory alone needs
+   * (a read that runs a statement checks the generation in it). A check older than this view
+   * (it found an earlier generation) proves nothing either way.
+   */
+  private async settled(): Promise<void> {
+    const check = this.freshness.check();
+    if (!check) return;
+    const generation = await check;
+    if (generation === undefined || generation > this.snapshot.generation) throw this.replaced(generation);
+  }
+
+  private replaced(generation: number | undefined): RepodexError {
+    this.freshness.changed();
+    return new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
   }
 
   /** The segment rows of `terms`, in one statement that also reads the generation. */
@@ -238,6 +262,8 @@ export class PgIndexView implements IndexView {
     if (missing.length > 0) {
       const fetched = await this.fetchPostings(missing);
       missing.forEach((term, i) => remember(this.postingCache, term, fetched[i]));
+    } else {
+      await this.settled();
     }
     return terms.map((term) => this.postingCache.get(term));
   }
@@ -311,11 +337,14 @@ export class PgIndexView implements IndexView {
       const df = new Map<string, number>();
       for (const row of await this.segmentRows(missing, false)) df.set(row.term, (df.get(row.term) ?? 0) + row.df);
       for (const term of missing) remember(this.dfCache, term, df.get(term) ?? 0);
+    } else {
+      await this.settled();
     }
     return terms.map((term) => this.dfCache.get(term)!);
   }
 
   async chunks(docs: readonly number[]): Promise<ChunkRecord[]> {
+    await this.settled();
     return docs.map((doc) => {
       const row = this.rows[doc];
       if (!row || !Number.isInteger(doc)) throw new RepodexError('INTERNAL', `no doc ${doc} in this index`);
@@ -376,13 +405,16 @@ export class PgIndexView implements IndexView {
   }
 
   async outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    // A kept outline is answered from memory: it needs the check too.
+    if (this.outlineCache.has(slot)) await this.settled();
     return this.storedOutline(slot);
   }
 
   async symbolAt(slot: number, first: number, last: number): Promise<string | null> {
     const text = this.files[slot]!.declarations;
     if (text !== null) {
-      // From the snapshot: no statement, so nothing of another generation can mix in.
+      // From the snapshot: no statement, so nothing of another generation can mix in (but the generation must still be current).
+      await this.settled();
       const declarations = this.declarationCache.get(slot) ?? remember(this.declarationCache, slot, new Declarations(text));
       return declarations.pathAt(first, last);
     }
