@@ -180,6 +180,33 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(after.results).toEqual([]);
     });
 
+    it('a stamp keeps naming the view opened after it while that view is current, also when the view is newer than the stamp (one generation is never loaded twice)', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      // A server's store, driven as its engine drives it: a stamp per request, a view opened when the stamp is new.
+      const store = openStore(root, backend.spec);
+      const first = await store.stamp();
+      const old = await store.open();
+      expect((await old.postings(['alpha']))[0]).toBeDefined();
+      // A sync elsewhere (this server's sync worker, say): the next stamp, named without asking, is still the old one…
+      writeFileSync(join(root, 'src/a.ts'), module('gammaStep'));
+      await writer.sync();
+      const named = await store.stamp();
+      expect(named).toBe(first);
+      // …and the engine, which dropped its view after its sync, opens the new generation with it.
+      const opened = await store.open();
+      expect(opened.meta.generation).toBe(old.meta.generation + 1);
+      expect((await opened.postings(['gamma']))[0]).toBeDefined();
+      expect(await store.stamp()).toBe(named);
+      // The old view's reads say it was replaced; once another generation is committed, the stamp changes.
+      await expect(old.postings(['beta'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      writeFileSync(join(root, 'src/b.ts'), module('deltaStep'));
+      await writer.sync();
+      await expect(opened.postings(['delta'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      expect(await store.stamp()).not.toBe(named);
+    });
+
     it('an unchanged chunk is never embedded again, also after a forced rebuild; a changed file embeds only its new chunks', async () => {
       const files: Record<string, string> = {};
       for (let f = 0; f < 72; f++) {

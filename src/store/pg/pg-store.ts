@@ -7,6 +7,7 @@ import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
 import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
+import { GenerationProof } from './generation-proof.js';
 import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
 import { PgVectorStore, modelKey } from './pg-vectors.js';
 import { decodePostingBlob } from './posting-blob.js';
@@ -40,10 +41,11 @@ export class PgStore implements IndexStore {
   private ready: Promise<void> | undefined;
   private repo: string | undefined;
   private readonly vectorStores = new Map<string, PgVectorStore>();
-  /** The stamp last proven current (by a view opened, or a check that found it), while nothing says otherwise. */
-  private proven: string | undefined;
-  /** The newest generation check sent by `stamp`: the generation it found (undefined: the repository is gone). */
-  private pendingCheck: Promise<number | undefined> | undefined;
+  /** What proves the repository's generation current to this process's views and stamps. */
+  private proof: GenerationProof | undefined;
+  /** The stamp last answered, and the generation of the view last opened with the stamp answered before it. */
+  private answered = '';
+  private opened: { readonly generation: number; readonly stamp: string } | undefined;
 
   constructor(
     private readonly pool: SqlPool,
@@ -89,39 +91,29 @@ export class PgStore implements IndexStore {
   }
 
   /**
-   * Once a generation is proven current, the stamp answers at once with it and sends the check
-   * without waiting for it: the request's reads run meanwhile, and every view read either is a
-   * statement that checks the generation itself or waits for this check (`PgIndexView.settled`),
-   * so an answer is still never from a generation replaced before it was asked for. A check that
-   * finds another generation makes the next stamp wait for the database again.
+   * See GenerationProof: a stamp needs no round trip while every request's reads prove their
+   * generation. A stamp named without asking may be older than the view opened after it (a sync
+   * by this server's worker committed in between): it keeps naming that view while its generation
+   * is current, so the engine does not load the same generation twice.
    */
   async stamp(): Promise<string> {
     const id = await this.repoId();
     if (!id) return '';
-    const proven = this.proven;
-    const check = this.pool.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]).then(([row]) => (row ? Number(row.generation) : undefined));
-    if (proven === undefined) {
-      const generation = await check;
-      return generation !== undefined && generation > 0 ? (this.proven = `${id}:${generation}`) : '';
-    }
-    this.pendingCheck = check;
-    check.then(
-      (generation) => {
-        if (`${id}:${generation}` !== proven) this.doubt(proven);
-      },
-      () => this.doubt(proven),
-    );
-    return proven;
+    const { generation, asked } = await this.proofOf(id).generation();
+    const stamp = generation === undefined || generation === 0 ? '' : !asked && this.opened?.generation === generation ? this.opened.stamp : `${id}:${generation}`;
+    this.answered = stamp;
+    return stamp;
   }
 
-  /** Make the next `stamp` wait for the database: what `stamp` names (undefined: whatever is proven now) may have been replaced. */
-  private doubt(stamp: string | undefined): void {
-    if (stamp === undefined || this.proven === stamp) this.proven = undefined;
+  private proofOf(id: string): GenerationProof {
+    if (this.proof?.repoId !== id) this.proof = new GenerationProof(this.pool, id);
+    return this.proof;
   }
 
   async open(): Promise<IndexView> {
     const id = await this.repoId();
     if (!id) throw new RepodexError('INDEX_MISSING');
+    const epoch = this.proofOf(id).now();
     // One snapshot for everything the view keeps: the commit record, the catalog and the chunks.
     const snapshot = await inTransaction(
       this.pool,
@@ -153,14 +145,15 @@ export class PgStore implements IndexStore {
       .sort((a, b) => byPath(a.path, b.path) || a.chunkIndex - b.chunkIndex);
     const stored = snapshot.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
     const generation = Number(snapshot.repo.generation);
-    this.proven = `${id}:${generation}`;
-    const freshness = { check: () => this.pendingCheck, changed: () => this.doubt(undefined) };
-    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks }, freshness);
+    const proof = this.proofOf(id);
+    proof.saw(epoch, generation);
+    this.opened = { generation, stamp: this.answered === '' ? `${id}:${generation}` : this.answered };
+    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks }, proof);
   }
 
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
     const id = await this.ensureRepo();
-    this.doubt(undefined);
+    this.proof?.forget();
     await this.pool.query("UPDATE repos SET index_status = 'indexing' WHERE id = $1", [id]);
     const settle = (): void => {
       // Back to what the committed index is (a commit already said `ready`).
@@ -314,7 +307,9 @@ export class PgStore implements IndexStore {
     await this.pool.query('DELETE FROM segment_postings WHERE repo_id = $1', [id]);
     await this.pool.query('DELETE FROM repos WHERE id = $1', [id]);
     this.repo = undefined;
-    this.doubt(undefined);
+    this.proof = undefined;
+    this.opened = undefined;
+    this.answered = '';
     this.vectorStores.clear();
     return [...removed, `the index of ${this.root} in ${this.where}`];
   }

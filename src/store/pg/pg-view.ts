@@ -3,6 +3,7 @@ import { RepodexError } from '../../core/errors.js';
 import type { ChunkRecord, CorpusStats, FileRecord, FileState, PostingList, Tree } from '../../index/model.js';
 import { declarationPathAt } from '../../index/symbols-codec.js';
 import { Declarations } from './declarations.js';
+import type { GenerationProof } from './generation-proof.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
 import type { Catalog, IndexMeta, IndexView } from '../backend.js';
@@ -90,14 +91,6 @@ function damaged(term: string, segment: number): RepodexError {
   return new RepodexError('INDEX_CORRUPT', `the postings of "${[...term].filter((c) => c >= ' ').join('')}" in segment ${segment} are damaged: run \`repodex sync --force\``);
 }
 
-/** What a view learns from its store about whether its generation is still the current one. */
-export interface ViewFreshness {
-  /** The newest generation check the store sent (a request's `stamp` sends one without waiting for it), or undefined. */
-  check(): Promise<number | undefined> | undefined;
-  /** This view found its generation replaced: the store must ask again before it answers a stamp. */
-  changed(): void;
-}
-
 /** Everything a view holds in memory, read in one snapshot. */
 export interface ViewSnapshot {
   readonly meta: IndexMeta;
@@ -148,7 +141,7 @@ export class PgIndexView implements IndexView {
     private readonly pool: SqlPool,
     private readonly repoId: string,
     private readonly snapshot: ViewSnapshot,
-    private readonly freshness: ViewFreshness,
+    private readonly proof: GenerationProof,
   ) {
     this.meta = snapshot.meta;
     this.files = snapshot.files;
@@ -223,26 +216,25 @@ export class PgIndexView implements IndexView {
 
   /** Rows of one statement that also reads the generation (as `generation` on every row, and on a row of its own when nothing else matched). */
   private async current<Row extends { generation: string | number }>(text: string, params: readonly unknown[]): Promise<Row[]> {
+    const epoch = this.proof.now();
     const rows = await this.pool.query<Row>(text, params);
     const generation = rows.length === 0 ? undefined : Number(rows[0]!.generation);
+    this.proof.saw(epoch, generation);
     if (generation !== this.snapshot.generation) throw this.replaced(generation);
     return rows;
   }
 
   /**
-   * Wait for the store's newest generation check: what a read answers from memory alone needs
-   * (a read that runs a statement checks the generation in it). A check older than this view
-   * (it found an earlier generation) proves nothing either way.
+   * Prove this generation current for a read answered from memory alone (a read that runs a
+   * statement proves it in that statement): see GenerationProof. A generation proven before this
+   * view was opened (an earlier one) says nothing against it.
    */
   private async settled(): Promise<void> {
-    const check = this.freshness.check();
-    if (!check) return;
-    const generation = await check;
+    const generation = await this.proof.latest();
     if (generation === undefined || generation > this.snapshot.generation) throw this.replaced(generation);
   }
 
   private replaced(generation: number | undefined): RepodexError {
-    this.freshness.changed();
     return new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
   }
 
