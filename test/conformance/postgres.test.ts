@@ -207,6 +207,23 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(await store.stamp()).not.toBe(named);
     });
 
+    it('rows written before the declarations column name the declarations at lines as the column does (from their outline)', async () => {
+      const root = committedRepo({
+        'src/shapes.ts': `export interface Shape {\n  area(): number;\n}\n\nexport class Circle implements Shape {\n  constructor(private r: number) {}\n\n  area(): number {\n    return Math.PI * this.r * this.r;\n  }\n}\n\nexport function unit(): Circle {\n  return new Circle(1);\n}\n`,
+      });
+      await engineFor(root).sync();
+      const paths = async (): Promise<(string | null)[]> => {
+        const view = await openStore(root, backend.spec).open();
+        const slot = view.findFile('src/shapes.ts');
+        return Promise.all(Array.from({ length: 16 }, (_, i) => view.symbolAt(slot, i + 1, i + 2)));
+      };
+      const fromColumn = await paths();
+      expect(fromColumn).toContain('class Circle › area');
+      const db = sql();
+      await db.query('UPDATE files SET declarations = NULL WHERE repo_id = $1', [await repoId(db, root)]);
+      expect(await paths()).toEqual(fromColumn);
+    });
+
     it('an unchanged chunk is never embedded again, also after a forced rebuild; a changed file embeds only its new chunks', async () => {
       const files: Record<string, string> = {};
       for (let f = 0; f < 72; f++) {
