@@ -702,6 +702,8 @@ export class Engine {
 
   private async filesOnce(glob: string | undefined, limit: number, includeHidden: boolean, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    // Answered from the catalog in memory: never from a generation another process has replaced.
+    await view.ensureCurrent();
     return { ...listFiles(view, glob, limit, includeHidden), generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
 

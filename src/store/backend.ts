@@ -125,6 +125,12 @@ export interface IndexView {
    * the working tree and keeps a text only while it still hashes to the chunk).
    */
   storedTexts(docs: readonly number[]): Promise<Map<number, string> | undefined>;
+  /**
+   * Throw INDEX_CHANGED unless this view's generation is still the repository's current one. For a
+   * read answered from what the view holds in memory (a file listing): a store whose stamp can
+   * answer without asking (the database's) asks here; the file store's stamp always looks.
+   */
+  ensureCurrent(): Promise<void>;
 }
 
 /** Which chunk texts one embedder's vectors cover: what an embedding run asks before embedding. */

@@ -158,6 +158,88 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(status!.index_status).toBe('ready');
     });
 
+    it("a long-running reader answers from another process's new generation on its next request, also from what it keeps in memory", async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      // The reader has read everything these requests need (postings, declarations, chunk records) and keeps it.
+      const reader = new Engine(root, openStore(root, backend.spec), { autoIndex: false, embedders: createEmbedder });
+      const first = await reader.search({ q: 'alphaStep' });
+      expect((await reader.search({ q: 'alphaStep' })).results).toEqual(first.results);
+      const old = first.results.find((hit) => hit.path === 'src/a.ts')!.chunk_id;
+      expect((await reader.fetch([old])).chunks[0]).toMatchObject({ chunk_id: old, path: 'src/a.ts' });
+      writeFileSync(join(root, 'src/a.ts'), module('gammaStep'));
+      const synced = await writer.sync();
+      const fetched = await reader.fetch([old]);
+      expect(fetched.generation).toBe(synced.generation);
+      expect(fetched.chunks[0]).toMatchObject({ chunk_id: old, error: `chunk ${old} is gone: search again` });
+      expect((await reader.search({ q: 'beta' })).results.map((hit) => hit.path)).toEqual(['src/b.ts']);
+      writeFileSync(join(root, 'src/b.ts'), module('deltaStep'));
+      await writer.sync();
+      const after = await reader.search({ q: 'beta' });
+      expect(after.generation).toBe(synced.generation + 1);
+      expect(after.results).toEqual([]);
+    });
+
+    it("a file listing, answered from the catalog in memory, shows another process's new generation on the very next request", async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      const reader = new Engine(root, openStore(root, backend.spec), { autoIndex: false });
+      expect((await reader.files(undefined, 50)).files.map((file) => file.path)).toEqual(['src/a.ts']);
+      // A search proves the generation: the next stamp is named without asking.
+      await reader.search({ q: 'alphaStep' });
+      writeFileSync(join(root, 'src/c.ts'), module('gammaStep'));
+      const synced = await writer.sync();
+      const listed = await reader.files(undefined, 50);
+      expect(listed.generation).toBe(synced.generation);
+      expect(listed.files.map((file) => file.path)).toEqual(['src/a.ts', 'src/c.ts']);
+    });
+
+    it('a stamp keeps naming the view opened after it while that view is current, also when the view is newer than the stamp (one generation is never loaded twice)', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      // A server's store, driven as its engine drives it: a stamp per request, a view opened when the stamp is new.
+      const store = openStore(root, backend.spec);
+      const first = await store.stamp();
+      const old = await store.open();
+      expect((await old.postings(['alpha']))[0]).toBeDefined();
+      // A sync elsewhere (this server's sync worker, say): the next stamp, named without asking, is still the old one…
+      writeFileSync(join(root, 'src/a.ts'), module('gammaStep'));
+      await writer.sync();
+      const named = await store.stamp();
+      expect(named).toBe(first);
+      // …and the engine, which dropped its view after its sync, opens the new generation with it.
+      const opened = await store.open();
+      expect(opened.meta.generation).toBe(old.meta.generation + 1);
+      expect((await opened.postings(['gamma']))[0]).toBeDefined();
+      expect(await store.stamp()).toBe(named);
+      // The old view's reads say it was replaced; once another generation is committed, the stamp changes.
+      await expect(old.postings(['beta'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      writeFileSync(join(root, 'src/b.ts'), module('deltaStep'));
+      await writer.sync();
+      await expect(opened.postings(['delta'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      expect(await store.stamp()).not.toBe(named);
+    });
+
+    it('rows written before the declarations column name the declarations at lines as the column does (from their outline)', async () => {
+      const root = committedRepo({
+        'src/shapes.ts': `export interface Shape {\n  area(): number;\n}\n\nexport class Circle implements Shape {\n  constructor(private r: number) {}\n\n  area(): number {\n    return Math.PI * this.r * this.r;\n  }\n}\n\nexport function unit(): Circle {\n  return new Circle(1);\n}\n`,
+      });
+      await engineFor(root).sync();
+      const paths = async (): Promise<(string | null)[]> => {
+        const view = await openStore(root, backend.spec).open();
+        const slot = view.findFile('src/shapes.ts');
+        return Promise.all(Array.from({ length: 16 }, (_, i) => view.symbolAt(slot, i + 1, i + 2)));
+      };
+      const fromColumn = await paths();
+      expect(fromColumn).toContain('class Circle › area');
+      const db = sql();
+      await db.query('UPDATE files SET declarations = NULL WHERE repo_id = $1', [await repoId(db, root)]);
+      expect(await paths()).toEqual(fromColumn);
+    });
+
     it('an unchanged chunk is never embedded again, also after a forced rebuild; a changed file embeds only its new chunks', async () => {
       const files: Record<string, string> = {};
       for (let f = 0; f < 72; f++) {

@@ -346,6 +346,9 @@ export class FsIndexView implements IndexView {
   }
 
   /** The file store keeps no chunk text: it is in the working tree. */
+  /** The engine's stamp check before each request reads meta.json's identity: nothing more to prove. */
+  async ensureCurrent(): Promise<void> {}
+
   async storedTexts(): Promise<undefined> {
     return undefined;
   }

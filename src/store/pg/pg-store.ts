@@ -8,6 +8,7 @@ import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, Inte
 import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
 import { PgControlPlane } from './pg-control.js';
+import { GenerationProof } from './generation-proof.js';
 import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
 import { PgVectorStore, modelKey } from './pg-vectors.js';
 import { decodePostingBlob } from './posting-blob.js';
@@ -42,6 +43,11 @@ export class PgStore implements IndexStore {
   private repo: string | undefined;
   private readonly vectorStores = new Map<string, PgVectorStore>();
   readonly control: PgControlPlane;
+  /** What proves the repository's generation current to this process's views and stamps. */
+  private proof: GenerationProof | undefined;
+  /** The stamp last answered, and the generation of the view last opened with the stamp answered before it. */
+  private answered = '';
+  private opened: { readonly generation: number; readonly stamp: string } | undefined;
 
   constructor(
     private readonly pool: SqlPool,
@@ -90,16 +96,30 @@ export class PgStore implements IndexStore {
     return meta;
   }
 
+  /**
+   * See GenerationProof: a stamp needs no round trip while every request's reads prove their
+   * generation. A stamp named without asking may be older than the view opened after it (a sync
+   * by this server's worker committed in between): it keeps naming that view while its generation
+   * is current, so the engine does not load the same generation twice.
+   */
   async stamp(): Promise<string> {
     const id = await this.repoId();
     if (!id) return '';
-    const [row] = await this.pool.query<{ generation: string; indexed: boolean }>('SELECT generation, meta IS NOT NULL AS indexed FROM repos WHERE id = $1', [id]);
-    return row?.indexed && Number(row.generation) > 0 ? `${id}:${row.generation}` : '';
+    const { generation, asked } = await this.proofOf(id).generation();
+    const stamp = generation === undefined || generation === 0 ? '' : !asked && this.opened?.generation === generation ? this.opened.stamp : `${id}:${generation}`;
+    this.answered = stamp;
+    return stamp;
+  }
+
+  private proofOf(id: string): GenerationProof {
+    if (this.proof?.repoId !== id) this.proof = new GenerationProof(this.pool, id);
+    return this.proof;
   }
 
   async open(): Promise<IndexView> {
     const id = await this.repoId();
     if (!id) throw new RepodexError('INDEX_MISSING');
+    const epoch = this.proofOf(id).now();
     // One snapshot for everything the view keeps: the commit record, the catalog and the chunks.
     const snapshot = await inTransaction(
       this.pool,
@@ -110,8 +130,8 @@ export class PgStore implements IndexStore {
         );
         if (!repo?.meta || Number(repo.generation) === 0) throw new RepodexError('INDEX_MISSING');
         if (repo.meta.format_version !== FORMAT_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `the index in ${this.where} has format version ${repo.meta.format_version}`);
-        const files = await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number }>(
-          'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count FROM files WHERE repo_id = $1',
+        const files = await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number; declarations: string | null }>(
+          'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, declarations FROM files WHERE repo_id = $1',
           [id],
         );
         const chunks = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null; segment: string }>(
@@ -124,17 +144,22 @@ export class PgStore implements IndexStore {
     );
     const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
     const files: FileRow[] = snapshot.files
-      .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count }))
+      .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count, declarations: f.declarations }))
       .sort((a, b) => byPath(a.path, b.path));
     const chunks: ChunkRow[] = snapshot.chunks
       .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol, segment: Number(c.segment) }))
       .sort((a, b) => byPath(a.path, b.path) || a.chunkIndex - b.chunkIndex);
     const stored = snapshot.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
-    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation: Number(snapshot.repo.generation), tree: stored.tree, gitDirty: stored.gitDirty, files, chunks });
+    const generation = Number(snapshot.repo.generation);
+    const proof = this.proofOf(id);
+    proof.saw(epoch, generation);
+    this.opened = { generation, stamp: this.answered === '' ? `${id}:${generation}` : this.answered };
+    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks }, proof);
   }
 
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
     const id = await this.ensureRepo();
+    this.proof?.forget();
     await this.pool.query("UPDATE repos SET index_status = 'indexing' WHERE id = $1", [id]);
     const settle = async (): Promise<void> => {
       // Back to what the committed index is (a commit already said `ready`); done before the writer's end returns.
@@ -296,6 +321,9 @@ export class PgStore implements IndexStore {
         [id],
       );
     });
+    this.proof = undefined;
+    this.opened = undefined;
+    this.answered = '';
     this.vectorStores.clear();
     return [...removed, `the index of ${this.root} in ${this.where}`];
   }

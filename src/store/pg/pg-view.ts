@@ -2,7 +2,8 @@ import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../../core/errors.js';
 import type { ChunkRecord, CorpusStats, FileRecord, FileState, PostingList, Tree } from '../../index/model.js';
 import { declarationPathAt } from '../../index/symbols-codec.js';
-import { decodePostingBlob } from './posting-blob.js';
+import { Declarations } from './declarations.js';
+import type { GenerationProof } from './generation-proof.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
 import type { Catalog, IndexMeta, IndexView } from '../backend.js';
@@ -19,6 +20,8 @@ export interface FileRow {
   readonly ino: number;
   readonly contentHash: string;
   readonly chunkCount: number;
+  /** Its `files.declarations` text (see declarations.ts), or null in a row written before that column (its outline is read instead). */
+  readonly declarations: string | null;
 }
 
 /** A chunk row as the view keeps it (its text stays in the database). */
@@ -44,6 +47,48 @@ function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
   if (cache.size >= CACHED) cache.clear();
   cache.set(key, value);
   return value;
+}
+
+/**
+ * Docs by chunk id: an open-addressing hash table in typed arrays. Chunk ids are uint32s, which a
+ * Map keeps as heap numbers beyond 2^30; looking up every posting of a search through one cost
+ * more than the database's answer.
+ */
+class ChunkIdTable {
+  private readonly ids: Uint32Array;
+  /** doc + 1 in each used slot, 0 in a free one. */
+  private readonly docs: Uint32Array;
+  private readonly mask: number;
+
+  constructor(size: number) {
+    let slots = 16;
+    while (slots < size * 2) slots *= 2;
+    this.ids = new Uint32Array(slots);
+    this.docs = new Uint32Array(slots);
+    this.mask = slots - 1;
+  }
+
+  private slot(id: number): number {
+    let at = Math.imul(id, 0x9e3779b1) & this.mask;
+    while (this.docs[at] !== 0 && this.ids[at] !== id) at = (at + 1) & this.mask;
+    return at;
+  }
+
+  set(id: number, doc: number): void {
+    const at = this.slot(id);
+    this.ids[at] = id;
+    this.docs[at] = doc + 1;
+  }
+
+  /** The doc of a chunk id, or -1. */
+  get(id: number): number {
+    return this.docs[this.slot(id)]! - 1;
+  }
+}
+
+/** Postings that do not decode to what their row records. */
+function damaged(term: string, segment: number): RepodexError {
+  return new RepodexError('INDEX_CORRUPT', `the postings of "${[...term].filter((c) => c >= ' ').join('')}" in segment ${segment} are damaged: run \`repodex sync --force\``);
 }
 
 /** Everything a view holds in memory, read in one snapshot. */
@@ -77,7 +122,9 @@ export class PgIndexView implements IndexView {
   private readonly rows: readonly ChunkRow[];
   private readonly slotOf = new Map<string, number>();
   private readonly firstDoc: Uint32Array;
-  private readonly docById = new Map<number, number>();
+  private readonly docById: ChunkIdTable;
+  /** Term frequencies by doc while one term's postings are put in doc order (reused: decoding never awaits). */
+  private tfScratch: Uint32Array | undefined;
   /** The segment holding each doc's postings (postings of a chunk in any other segment are stale). */
   private readonly docSegment: Float64Array;
   private hashes: Uint8Array | undefined;
@@ -85,6 +132,8 @@ export class PgIndexView implements IndexView {
   private readonly postingCache = new Map<string, PostingList | undefined>();
   private readonly dfCache = new Map<string, number>();
   private readonly outlineCache = new Map<number, Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>>();
+  /** Declarations decoded from the snapshot's text, by file slot. */
+  private readonly declarationCache = new Map<number, Declarations>();
   /** Outlines asked for in this turn of the event loop, fetched together in one statement. */
   private outlineBatch: Map<number, { resolve(value: { symbols: OutlineSymbol[]; fallback: ChunkFallback }): void; reject(error: unknown): void }> | undefined;
 
@@ -92,6 +141,7 @@ export class PgIndexView implements IndexView {
     private readonly pool: SqlPool,
     private readonly repoId: string,
     private readonly snapshot: ViewSnapshot,
+    private readonly proof: GenerationProof,
   ) {
     this.meta = snapshot.meta;
     this.files = snapshot.files;
@@ -104,6 +154,7 @@ export class PgIndexView implements IndexView {
     this.docOrder = Uint32Array.from({ length: this.docCount }, (_, doc) => doc);
     this.firstDoc = new Uint32Array(this.fileSlots + 1);
     this.docSegment = Float64Array.from(this.rows, (row) => row.segment);
+    this.docById = new ChunkIdTable(this.docCount);
     let tokens = 0;
     let doc = 0;
     for (let slot = 0; slot < this.fileSlots; slot++) {
@@ -165,12 +216,31 @@ export class PgIndexView implements IndexView {
 
   /** Rows of one statement that also reads the generation (as `generation` on every row, and on a row of its own when nothing else matched). */
   private async current<Row extends { generation: string | number }>(text: string, params: readonly unknown[]): Promise<Row[]> {
+    const epoch = this.proof.now();
     const rows = await this.pool.query<Row>(text, params);
     const generation = rows.length === 0 ? undefined : Number(rows[0]!.generation);
-    if (generation !== this.snapshot.generation) {
-      throw new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
-    }
+    this.proof.saw(epoch, generation);
+    if (generation !== this.snapshot.generation) throw this.replaced(generation);
     return rows;
+  }
+
+  /**
+   * Prove this generation current for a read answered from memory alone (a read that runs a
+   * statement proves it in that statement): see GenerationProof. A generation proven before this
+   * view was opened (an earlier one) says nothing against it.
+   */
+  private async settled(): Promise<void> {
+    const generation = await this.proof.latest();
+    // Undefined: the repository is gone; 0: its index was cleaned.
+    if (generation === undefined || generation === 0 || generation > this.snapshot.generation) throw this.replaced(generation);
+  }
+
+  ensureCurrent(): Promise<void> {
+    return this.settled();
+  }
+
+  private replaced(generation: number | undefined): RepodexError {
+    return new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
   }
 
   /** The segment rows of `terms`, in one statement that also reads the generation. */
@@ -189,30 +259,72 @@ export class PgIndexView implements IndexView {
     if (missing.length > 0) {
       const fetched = await this.fetchPostings(missing);
       missing.forEach((term, i) => remember(this.postingCache, term, fetched[i]));
+    } else {
+      await this.settled();
     }
     return terms.map((term) => this.postingCache.get(term));
   }
 
   private async fetchPostings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
-    const byTerm = new Map<string, { docs: number[]; tfs: number[] }>();
+    const byTerm = new Map<string, { segment: number; df: number; postings: Uint8Array | null }[]>();
     for (const row of await this.segmentRows(terms, true)) {
-      let list = byTerm.get(row.term);
-      if (!list) byTerm.set(row.term, (list = { docs: [], tfs: [] }));
-      const out = list;
-      decodePostingBlob(row.postings!, (id, tf) => {
-        const doc = this.docById.get(id);
-        // A chunk gone since, or one rewritten into a later segment: not a posting of this generation.
-        if (doc === undefined || this.docSegment[doc] !== row.segment) return;
-        out.docs.push(doc);
-        out.tfs.push(tf);
-      });
+      const rows = byTerm.get(row.term);
+      if (rows) rows.push(row);
+      else byTerm.set(row.term, [row]);
     }
     return terms.map((term) => {
-      const list = byTerm.get(term);
-      if (!list || list.docs.length === 0) return undefined;
-      const order = list.docs.map((_, i) => i).sort((a, b) => list.docs[a]! - list.docs[b]!);
-      return { term, df: order.length, docs: Uint32Array.from(order, (i) => list.docs[i]!), tfs: Uint32Array.from(order, (i) => list.tfs[i]!) };
+      const rows = byTerm.get(term);
+      return rows && this.decodePostings(term, rows);
     });
+  }
+
+  /**
+   * One term's postings over this generation's docs, from its rows in every segment: a posting
+   * counts only while its chunk's row names that segment. Docs come out in doc order (a numeric
+   * sort of the docs alone: each doc holds a term once), their frequencies found again by doc.
+   */
+  private decodePostings(term: string, rows: readonly { segment: number; df: number; postings: Uint8Array | null }[]): PostingList | undefined {
+    const capacity = rows.reduce((sum, row) => sum + row.df, 0);
+    const docs = new Uint32Array(capacity);
+    const tfOf = (this.tfScratch ??= new Uint32Array(this.docCount));
+    let count = 0;
+    const docById = this.docById;
+    const docSegment = this.docSegment;
+    for (const row of rows) {
+      const segment = row.segment;
+      const blob = row.postings!;
+      // decodePostingBlob's format, decoded in line: this loop is most of a search's own time.
+      let at = 0;
+      let id = 0;
+      while (at < blob.length) {
+        let gap = 0;
+        let tf = 0;
+        for (let scale = 1; ; scale *= 128) {
+          const byte = blob[at++];
+          if (byte === undefined) throw damaged(term, segment);
+          gap += (byte & 0x7f) * scale;
+          if (byte < 0x80) break;
+        }
+        for (let scale = 1; ; scale *= 128) {
+          const byte = blob[at++];
+          if (byte === undefined) throw damaged(term, segment);
+          tf += (byte & 0x7f) * scale;
+          if (byte < 0x80) break;
+        }
+        id += gap;
+        const doc = docById.get(id);
+        // A chunk gone since, or one rewritten into a later segment: not a posting of this generation.
+        if (doc < 0 || docSegment[doc] !== segment) continue;
+        if (count === capacity) throw damaged(term, segment);
+        docs[count++] = doc;
+        tfOf[doc] = tf;
+      }
+    }
+    if (count === 0) return undefined;
+    const sorted = (count === capacity ? docs : docs.slice(0, count)).sort();
+    const tfs = new Uint32Array(count);
+    for (let i = 0; i < count; i++) tfs[i] = tfOf[sorted[i]!]!;
+    return { term, df: count, docs: sorted, tfs };
   }
 
   async documentFrequencies(terms: readonly string[]): Promise<number[]> {
@@ -222,11 +334,14 @@ export class PgIndexView implements IndexView {
       const df = new Map<string, number>();
       for (const row of await this.segmentRows(missing, false)) df.set(row.term, (df.get(row.term) ?? 0) + row.df);
       for (const term of missing) remember(this.dfCache, term, df.get(term) ?? 0);
+    } else {
+      await this.settled();
     }
     return terms.map((term) => this.dfCache.get(term)!);
   }
 
   async chunks(docs: readonly number[]): Promise<ChunkRecord[]> {
+    await this.settled();
     return docs.map((doc) => {
       const row = this.rows[doc];
       if (!row || !Number.isInteger(doc)) throw new RepodexError('INTERNAL', `no doc ${doc} in this index`);
@@ -246,7 +361,7 @@ export class PgIndexView implements IndexView {
   }
 
   docOf(chunkId: number): number {
-    return this.docById.get(chunkId) ?? -1;
+    return this.docById.get(chunkId);
   }
 
   /** The outline of a file as stored: asked for together with the others of this turn (one statement, generation checked), then kept. */
@@ -287,10 +402,19 @@ export class PgIndexView implements IndexView {
   }
 
   async outline(slot: number): Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }> {
+    // A kept outline is answered from memory: it needs the check too.
+    if (this.outlineCache.has(slot)) await this.settled();
     return this.storedOutline(slot);
   }
 
   async symbolAt(slot: number, first: number, last: number): Promise<string | null> {
+    const text = this.files[slot]!.declarations;
+    if (text !== null) {
+      // From the snapshot: no statement, so nothing of another generation can mix in (but the generation must still be current).
+      await this.settled();
+      const declarations = this.declarationCache.get(slot) ?? remember(this.declarationCache, slot, new Declarations(text));
+      return declarations.pathAt(first, last);
+    }
     const { symbols } = await this.storedOutline(slot);
     return declarationPathAt(
       symbols.length,
@@ -328,7 +452,7 @@ export class PgIndexView implements IndexView {
       [this.repoId, ids],
     );
     const out = new Map<number, string>();
-    for (const row of rows) if (row.chunk_id !== null) out.set(this.docById.get(Number(row.chunk_id))!, row.content!);
+    for (const row of rows) if (row.chunk_id !== null) out.set(this.docById.get(Number(row.chunk_id)), row.content!);
     return out;
   }
 

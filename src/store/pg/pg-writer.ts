@@ -3,6 +3,7 @@ import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/versio
 import { ChunkTermCounter } from '../../index/chunk-terms.js';
 import type { NewFile, Tree } from '../../index/model.js';
 import type { CommitResult, GenerationWriter, IndexMeta, IndexView, MetaDraft } from '../backend.js';
+import { encodeDeclarations } from './declarations.js';
 import { decodePostingBlob, encodePostingBlob } from './posting-blob.js';
 import { type HeldSession, copyText } from './sql.js';
 
@@ -62,6 +63,7 @@ class PendingRows {
   fileChunkCounts: number[] = [];
   fileFallbacks: (string | null)[] = [];
   fileSymbols: string[] = [];
+  fileDeclarations: string[] = [];
 
   get empty(): boolean {
     return this.filePaths.length === 0 && this.chunkPaths.length === 0;
@@ -164,6 +166,7 @@ export class PgGenerationWriter implements GenerationWriter {
     rows.fileChunkCounts.push(file.chunks.length);
     rows.fileFallbacks.push(file.fallback);
     rows.fileSymbols.push(JSON.stringify(file.symbols, (_key, value: unknown) => (typeof value === 'string' ? pgText(value) : value)));
+    rows.fileDeclarations.push(encodeDeclarations(file.symbols, pgText));
     file.chunks.forEach((chunk, chunkIndex) => {
       const counted = this.counter.count(chunk);
       rows.chunkPaths.push(record.path);
@@ -192,9 +195,9 @@ export class PgGenerationWriter implements GenerationWriter {
     this.pending = new PendingRows();
     const session = this.session;
     await session.query(
-      `INSERT INTO files (repo_id, path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, fallback, symbols)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::int[], $11::text[], $12::jsonb[])`,
-      [this.repoId, rows.filePaths, rows.fileStates, rows.fileLanguages, rows.fileSizes, rows.fileMtimes, rows.fileCtimes, rows.fileInodes, rows.fileHashes, rows.fileChunkCounts, rows.fileFallbacks, rows.fileSymbols],
+      `INSERT INTO files (repo_id, path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, fallback, symbols, declarations)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::text[], $10::int[], $11::text[], $12::jsonb[], $13::text[])`,
+      [this.repoId, rows.filePaths, rows.fileStates, rows.fileLanguages, rows.fileSizes, rows.fileMtimes, rows.fileCtimes, rows.fileInodes, rows.fileHashes, rows.fileChunkCounts, rows.fileFallbacks, rows.fileSymbols, rows.fileDeclarations],
     );
     if (rows.chunkPaths.length > 0) {
       await session.query(
