@@ -148,6 +148,8 @@ interface FreshView {
   readonly synced: SyncSummary | undefined;
   readonly warnings: string[];
   readonly freshness: Freshness;
+  /** The probe just checked the working tree and found it exactly as `view` indexed it. */
+  readonly treeMatches?: true;
 }
 
 /**
@@ -577,7 +579,7 @@ export class Engine {
     const ruleReasons = ruleStaleness(ctx, view.meta, this.headMemo.get());
     const treeReasons = await this.probe.check(ctx, view);
     const reasons = [...ruleReasons, ...treeReasons];
-    if (reasons.length === 0) return { view, synced: undefined, warnings: [], freshness: this.freshness(view, false) };
+    if (reasons.length === 0) return { view, synced: undefined, warnings: [], freshness: this.freshness(view, false), treeMatches: true };
     if (!auto) {
       if (view.meta.feature_version !== FEATURE_VERSION) throw new RepodexError('INDEX_STALE', reasons[0]);
       return { view, synced: undefined, warnings: [`index is stale (${reasons.join('; ')}): run \`repodex sync\``], freshness: this.freshness(view, true) };
@@ -614,7 +616,7 @@ export class Engine {
   }
 
   private async searchOnce(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
-    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    const { view, synced, warnings, freshness, treeMatches } = await this.fresh(onEvent);
     // The caps hold for every caller, not only those that came through the protocol schemas.
     const maxHits = this.context().limits.max_search_hits;
     const topK = Math.min(options.top_k ?? Math.min(DEFAULT_TOP_K, maxHits), maxHits);
@@ -624,7 +626,7 @@ export class Engine {
     const outcome = await search(view, { q: options.q, topK, mode, semantic, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
     this.analytics.record(outcome.hits.length > 0);
     if (outcome.terms.length === 0 && mode !== 'vector') warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
-    const results = await presentHits(this.context(), view, outcome.hits, outcome.words);
+    const results = await presentHits(this.context(), view, outcome.hits, outcome.words, treeMatches === true);
     if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
     return {
       query: options.q,

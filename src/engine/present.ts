@@ -22,15 +22,18 @@ export const MAX_FOCUSED_HITS = 5;
  * `interface Shape`). Only a hit whose stored snippet (the chunk's first lines) misses some of its
  * matched terms reads its chunk's lines, and uses them only when they hash to the indexed chunk
  * (so the text is what was scanned for credentials and guarded at sync); otherwise the stored
- * snippet stays. The first MAX_FOCUSED_HITS hits are focused.
+ * snippet stays. The first MAX_FOCUSED_HITS hits are focused. `treeMatchesIndex`: the caller's
+ * freshness check found the working tree exactly as this generation indexed it, so no file is
+ * looked at again to say so.
  */
-export async function presentHits(ctx: RepoContext, view: IndexView, hits: readonly SearchHit[], words: QueryWords): Promise<PresentedHit[]> {
+export async function presentHits(ctx: RepoContext, view: IndexView, hits: readonly SearchHit[], words: QueryWords, treeMatchesIndex = false): Promise<PresentedHit[]> {
+  // When the freshness check just proved the whole tree matches this generation, no hit's file changed: no stat each.
   const changed = new Map<string, boolean>();
   // Focus the hits first, then ask the index for all their declarations at once (a database answers them in one round trip).
   const planned = hits.map((hit, rank): { shown: PresentedHit; slot: number; focused?: { snippet: string; line: number; last: number } } => {
     const { matched: _matched, hash: _hash, ...shown } = hit;
     const slot = view.findFile(hit.path);
-    let isChanged = changed.get(hit.path);
+    let isChanged = treeMatchesIndex ? false : changed.get(hit.path);
     if (isChanged === undefined) {
       isChanged = changedSinceIndexed(ctx.guard.root, view, hit.path);
       changed.set(hit.path, isChanged);
