@@ -51,9 +51,10 @@ export function sanitizeArguments(args: Record<string, unknown>): Record<string,
 }
 
 /** The most recent entries of `store` at or after `since` (ISO time or a duration such as `15m`, `2h`, `7d`), at most `limit`, oldest first. */
-export async function readAudit(store: AuditStore, since: string | undefined, limit: number, now = Date.now()): Promise<AuditReport> {
+export async function readAudit(store: AuditStore | CallLog, since: string | undefined, limit: number, now = Date.now()): Promise<AuditReport> {
   const from = since === undefined ? undefined : parseSince(since, now);
   await store.settled();
+  if (store instanceof CallLog) store = store.store;
   const { entries, total, damaged } = await store.read(from, limit);
   const report = { entries, total, truncated: entries.length < total, path: store.where };
   return damaged === 0 ? report : { ...report, warnings: [`${damaged} damaged line(s) of the audit log left out (\`repodex verify\` names them); ${AUDIT_FIX}`] };
@@ -70,4 +71,60 @@ export function parseSince(since: string, now = Date.now()): number {
   const time = Date.parse(text);
   if (/^\d{4}-\d{2}-\d{2}/.test(text) && Number.isFinite(time)) return time;
   throw new RepodexError('BAD_REQUEST', `since must be an ISO time (2026-11-24T10:00:00Z) or a duration such as 15m, 2h or 7d, got ${JSON.stringify(since)}`);
+}
+
+/** Audit writers with entries not yet handed to their store: written before the process exits. */
+const unwrittenAudits = new Set<CallLog>();
+let auditExitHooked = false;
+
+/**
+ * The audit log as the engine records calls: an entry is made (arguments sanitized, credentials
+ * redacted) and handed to the store right after the call's answer is on its way — on the next turn
+ * of the event loop, in call order — so a call never waits for its line. Reading the log, and the
+ * process's exit, write what is pending first.
+ */
+export class CallLog {
+  private pending: (() => AuditEntry)[] = [];
+  private scheduled = false;
+
+  constructor(readonly store: AuditStore) {}
+
+  /** Keep a call: `make` builds its entry when it is written. */
+  record(make: () => AuditEntry): void {
+    this.pending.push(make);
+    unwrittenAudits.add(this);
+    if (!auditExitHooked) {
+      auditExitHooked = true;
+      const flushAll = (): void => {
+        for (const log of unwrittenAudits) log.flush();
+      };
+      process.on('beforeExit', flushAll);
+      process.once('exit', flushAll);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Hand every pending entry to the store now (a file store writes them before this returns). */
+  flush(): void {
+    this.scheduled = false;
+    unwrittenAudits.delete(this);
+    const pending = this.pending;
+    this.pending = [];
+    for (const make of pending) {
+      try {
+        this.store.append(make());
+      } catch {
+        // A call never fails because its line could not be kept.
+      }
+    }
+  }
+
+  /** Wait until every call recorded so far is kept. */
+  async settled(): Promise<void> {
+    this.flush();
+    await this.store.settled();
+  }
 }

@@ -12,8 +12,7 @@ import type { LimitOverrides, Limits } from '../core/limits.js';
 import { hasAdapter } from '../lang/index.js';
 import { REDACTION_MARKER, redactSecrets } from '../safety/secrets.js';
 import { LANGUAGES } from '../scan/language.js';
-import { type AuditReport, MAX_AUDIT_LIMIT, readAudit } from './audit.js';
-import type { AuditStore } from '../store/control.js';
+import { type AuditReport, CallLog, MAX_AUDIT_LIMIT, readAudit } from './audit.js';
 import { readLimitsOf, readRepoFile } from './read-file.js';
 import { FileMemo } from '../core/file-memo.js';
 import { type GitHead, readGitHead } from '../core/git.js';
@@ -172,7 +171,7 @@ export class Engine {
   /** git HEAD, read again only when a file it came from changes. */
   private readonly headMemo: FileMemo<GitHead | undefined>;
   /** The audit log (the store keeps it): every front end records its calls here. */
-  readonly auditLog: AuditStore;
+  readonly auditLog: CallLog;
   /** Query, hit and miss counts (seed 003), gathered here and added to the store's. */
   readonly analytics: Analytics;
   /** The embedder of the current config, made once per distinct `embeddings` setting. */
@@ -197,7 +196,7 @@ export class Engine {
       consulted.push(this.paths.config);
       return loadContext(root, options.limits);
     });
-    this.auditLog = store.control.audit;
+    this.auditLog = new CallLog(store.control.audit);
     this.analytics = new Analytics(store.control.analytics);
     this.headMemo = new FileMemo((consulted) => readGitHead(root, consulted));
   }

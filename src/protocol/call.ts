@@ -163,7 +163,8 @@ function recordCall(
   context: { readonly frontend: string; readonly tool?: string },
   call: { time: string; request_id: string; op: string; args: Record<string, unknown>; outcome: string; blocked: boolean; duration_ms: number },
 ): void {
-  engine.auditLog.append({
+  // Built when written, after the answer is on its way: sanitizing the arguments costs a call nothing.
+  engine.auditLog.record(() => ({
     time: call.time,
     request_id: call.request_id,
     frontend: context.frontend,
@@ -173,5 +174,5 @@ function recordCall(
     outcome: call.outcome,
     blocked: call.blocked,
     duration_ms: call.duration_ms,
-  });
+  }));
 }
