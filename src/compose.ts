@@ -7,7 +7,7 @@ import { loadContext } from './engine/context.js';
 import { Engine } from './engine/engine.js';
 import type { SyncSummary } from './engine/sync.js';
 import { RepoWatcher, WatchLoop, WatchProbe } from './engine/watch.js';
-import { workerRunner } from './engine/worker-runner.js';
+import { type WorkerPool, workerPool } from './engine/worker-runner.js';
 import { type RankingProfile, rankingFromEnv } from './search/ranking.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 import { FsStore } from './store/fs/fs-store.js';
@@ -77,6 +77,8 @@ export interface ComposeOptions {
   readonly store?: string | undefined;
   /** Automatic indexing (`--indexing=on|off`), over REPODEX_INDEXING; config `auto_index: false` still turns it off. */
   readonly autoIndex?: boolean | undefined;
+  /** The worker threads a server's syncs and embedding runs use (default: a pool of its own, stopped by `close`). */
+  readonly pool?: WorkerPool;
 }
 
 /** Whether automatic indexing is allowed in this environment (`REPODEX_INDEXING=0` turns it off). */
@@ -209,7 +211,9 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   } catch (error) {
     watchProblem = error instanceof Error ? error.message : String(error);
   }
-  const runner = workerRunner(root, spec, store);
+  // A server of one repository has a pool of its own; a server of many hands them all one.
+  const pool = options.pool ?? workerPool();
+  const runner = pool.runner(root, spec, store);
   const probe = new WatchProbe(watcher);
   const engine = new Engine(root, store, {
     autoIndex: options.autoIndex ?? autoIndexEnabled(),
@@ -236,6 +240,7 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
       await loop?.stop();
       await watcher.stop();
       await runner.close();
+      if (!options.pool) await pool.close();
     },
   };
 }

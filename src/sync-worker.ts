@@ -1,52 +1,70 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { createEmbedder, openStore } from './compose.js';
 import { RepodexError, errorMessage, isRepodexError } from './core/errors.js';
 import { loadContext } from './engine/context.js';
 import { runEmbed } from './engine/embed.js';
 import { runSync } from './engine/sync.js';
 import { drive } from './engine/sync-runner.js';
-import type { SyncJob, SyncJobResult } from './engine/worker-runner.js';
-import type { StoreSpec } from './store/backend.js';
+import type { SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
+import type { IndexStore, StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
-// embedding runs, so the thread answering requests never does that work. The worker keeps its
-// store (and so its opened segments and parse cache) across jobs; the server holds the writer
-// lock for syncs, the embedding run takes the vectors lock itself.
+// embedding runs of whichever repository a job names, one job at a time, so the thread answering
+// requests never does that work. The worker keeps the stores it opened (and so their segments and
+// parse caches) for later jobs of the same repository; the server holds the writer lock for
+// syncs, the embedding run takes the vectors lock itself.
+
+/** Stores kept for later jobs, least recently used first. */
+const STORES_KEPT = 32;
+const stores = new Map<string, IndexStore>();
+
+function storeFor(root: string, spec: StoreSpec): IndexStore {
+  const key = `${root}\0${JSON.stringify(spec)}`;
+  let store = stores.get(key);
+  if (store) stores.delete(key);
+  else store = openStore(root, spec);
+  stores.set(key, store);
+  if (stores.size > STORES_KEPT) stores.delete(stores.keys().next().value!);
+  return store;
+}
+
+async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: AbortSignal): Promise<SyncJobResult> {
+  const { root, job } = message;
+  const store = storeFor(root, message.store);
+  const ctx = loadContext(root);
+  if (job.type === 'embed') {
+    const embedder = await createEmbedder(root, ctx.loaded.config);
+    if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off (embeddings.provider in .repodex/config.json)');
+    try {
+      return { type: 'embedded', summary: await drive(runEmbed(ctx, store, embedder, { signal })) };
+    } finally {
+      await embedder.close();
+    }
+  }
+  // Two threads are already busy: the server answering requests and this one. Parse workers
+  // take only the cores beyond those, so requests stay fast while the index is rebuilt.
+  return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2 })) };
+}
+
 const port = parentPort;
 if (port) {
-  const { root, store: spec } = workerData as { root: string; store: StoreSpec };
-  const store = openStore(root, spec);
-  let current: AbortController | undefined;
-  port.on('message', (message: SyncJob | { type: 'abort' }) => {
+  let current: { id: number; controller: AbortController } | undefined;
+  port.on('message', (message: WorkerMessage) => {
     if (message.type === 'abort') {
-      current?.abort();
+      if (current?.id === message.id) current.controller.abort();
       return;
     }
     const controller = new AbortController();
-    current = controller;
+    current = { id: message.id, controller };
     void (async () => {
       let result: SyncJobResult;
       try {
-        const ctx = loadContext(root);
-        if (message.type === 'embed') {
-          const embedder = await createEmbedder(root, ctx.loaded.config);
-          if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off (embeddings.provider in .repodex/config.json)');
-          try {
-            result = { type: 'embedded', summary: await drive(runEmbed(ctx, store, embedder, { signal: controller.signal })) };
-          } finally {
-            await embedder.close();
-          }
-        } else {
-          // Two threads are already busy: the server answering requests and this one. Parse workers
-          // take only the cores beyond those, so requests stay fast while the index is rebuilt.
-          const summary = await drive(runSync(ctx, store, { force: message.force, signal: controller.signal, reservedCores: 2 }));
-          result = { type: 'done', summary };
-        }
+        result = await runJob(message, controller.signal);
       } catch (error) {
         result = isRepodexError(error) ? { type: 'failed', error: error.toWire() } : { type: 'failed', error: { code: 'INTERNAL', detail: errorMessage(error) } };
       }
       current = undefined;
-      port.postMessage(result);
+      port.postMessage({ id: message.id, result } satisfies WorkerReply);
     })();
   });
 }

@@ -10,70 +10,159 @@ import type { IndexStore, StoreSpec } from '../store/backend.js';
 /** A job for a worker: a sync, or an embedding run with the embedder the config names. */
 export type SyncJob = { readonly type: 'sync'; readonly force: boolean } | { readonly type: 'embed' };
 
+/** What a worker is sent: a job of one repository (its root and store), or to abort the job it runs. */
+export type WorkerMessage = { readonly type: 'job'; readonly id: number; readonly root: string; readonly store: StoreSpec; readonly job: SyncJob } | { readonly type: 'abort'; readonly id: number };
+
 /** How a job ended. */
 export type SyncJobResult =
   | { readonly type: 'done'; readonly summary: SyncSummary }
   | { readonly type: 'embedded'; readonly summary: EmbedSummary }
   | { readonly type: 'failed'; readonly error: { code: ErrorCode; detail: string | undefined } };
 
-/** One worker thread running one job at a time. */
-interface Channel {
-  run(job: SyncJob, signal: AbortSignal | undefined): Promise<SyncJobResult>;
-  close(): Promise<void>;
+/** A worker's answer to a job. */
+export interface WorkerReply {
+  readonly id: number;
+  readonly result: SyncJobResult;
 }
 
-function channel(script: string | URL, root: string, store: StoreSpec): Channel {
-  let worker: Worker | undefined;
-  let pending: { resolve(result: SyncJobResult): void; reject(error: Error): void } | undefined;
-  const start = async (): Promise<Worker> => {
-    if (worker) return worker;
+/** A job waiting for, or running on, a thread of a lane. */
+interface Ticket {
+  readonly message: Extract<WorkerMessage, { type: 'job' }>;
+  readonly owner: object;
+  resolve(result: SyncJobResult): void;
+  reject(error: Error): void;
+  thread?: Thread;
+}
+
+/** One worker thread, running one job at a time. */
+interface Thread {
+  readonly worker: Worker;
+  ticket: Ticket | undefined;
+}
+
+let nextJobId = 0;
+
+const ABORTED: SyncJobResult = { type: 'failed', error: { code: 'ABORTED', detail: undefined } };
+
+/**
+ * Up to `size` worker threads taking jobs of any repository from one queue, in order: the budget a
+ * kind of work (syncs, or embedding runs) has in a whole process, however many repositories it
+ * serves. Threads start on first use and are kept (each keeps the stores it opened, so a
+ * repository's segments and parse cache stay loaded between its jobs).
+ */
+class Lane {
+  private readonly threads: Thread[] = [];
+  private readonly queue: Ticket[] = [];
+  /** Threads being started (not in `threads` yet). */
+  private starting = 0;
+  private closed = false;
+
+  constructor(
+    private readonly script: string | URL,
+    private readonly size: number,
+  ) {}
+
+  run(owner: object, root: string, store: StoreSpec, job: SyncJob, signal: AbortSignal | undefined): Promise<SyncJobResult> {
+    if (this.closed) return Promise.reject(new RepodexError('INTERNAL', 'the sync workers were stopped'));
+    if (signal?.aborted) return Promise.resolve(ABORTED);
+    return new Promise<SyncJobResult>((resolve, reject) => {
+      const ticket: Ticket = { message: { type: 'job', id: ++nextJobId, root, store, job }, owner, resolve, reject };
+      // One listener per job, removed when it ends: a watch loop hands every sync the same signal.
+      const abort = (): void => this.abort(ticket);
+      signal?.addEventListener('abort', abort, { once: true });
+      const done = (): void => signal?.removeEventListener('abort', abort);
+      ticket.resolve = (result) => {
+        done();
+        resolve(result);
+      };
+      ticket.reject = (error) => {
+        done();
+        reject(error);
+      };
+      this.queue.push(ticket);
+      void this.pump();
+    });
+  }
+
+  /** A queued job ends at once, aborted; a running one is told to stop (and answers ABORTED). */
+  private abort(ticket: Ticket): void {
+    const at = this.queue.indexOf(ticket);
+    if (at >= 0) {
+      this.queue.splice(at, 1);
+      ticket.resolve(ABORTED);
+    } else ticket.thread?.worker.postMessage({ type: 'abort', id: ticket.message.id } satisfies WorkerMessage);
+  }
+
+  /** Abort every job of `owner`, queued or running. */
+  abortAll(owner: object): void {
+    for (const ticket of [...this.queue]) if (ticket.owner === owner) this.abort(ticket);
+    for (const thread of this.threads) if (thread.ticket?.owner === owner) this.abort(thread.ticket);
+  }
+
+  /** Whether `owner` has a job queued or running. */
+  busy(owner: object): boolean {
+    return this.queue.some((ticket) => ticket.owner === owner) || this.threads.some((thread) => thread.ticket?.owner === owner);
+  }
+
+  /** Hand queued jobs to idle threads, starting threads up to the lane's size. */
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0 && !this.closed) {
+      const thread = this.threads.find((candidate) => candidate.ticket === undefined);
+      if (!thread) {
+        if (this.threads.length + this.starting >= this.size) return;
+        this.starting++;
+        try {
+          await this.start();
+        } finally {
+          this.starting--;
+        }
+        continue;
+      }
+      const ticket = this.queue.shift()!;
+      ticket.thread = thread;
+      thread.ticket = ticket;
+      // Idle, a worker must not keep the process alive; while it runs a job, it must.
+      thread.worker.ref();
+      thread.worker.postMessage(ticket.message);
+    }
+  }
+
+  private async start(): Promise<Thread> {
     const { Worker: WorkerClass } = await import('node:worker_threads');
-    const started = new WorkerClass(script, { workerData: { root, store } });
-    // Idle, the worker must not keep the process alive; while it runs a job, it must.
-    started.unref();
-    started.on('message', (result: SyncJobResult) => {
-      started.unref();
-      const job = pending;
-      pending = undefined;
-      job?.resolve(result);
+    const worker = new WorkerClass(this.script);
+    worker.unref();
+    const thread: Thread = { worker, ticket: undefined };
+    this.threads.push(thread);
+    worker.on('message', (reply: WorkerReply) => {
+      const ticket = thread.ticket;
+      if (!ticket || ticket.message.id !== reply.id) return;
+      thread.ticket = undefined;
+      worker.unref();
+      ticket.resolve(reply.result);
+      void this.pump();
     });
     const fail = (error: Error): void => {
-      worker = undefined;
-      const job = pending;
-      pending = undefined;
-      job?.reject(new RepodexError('INTERNAL', `sync worker failed: ${error.message}`, { cause: error }));
+      const at = this.threads.indexOf(thread);
+      if (at >= 0) this.threads.splice(at, 1);
+      const ticket = thread.ticket;
+      thread.ticket = undefined;
+      ticket?.reject(new RepodexError('INTERNAL', `sync worker failed: ${error.message}`, { cause: error }));
+      if (!this.closed) void this.pump();
     };
-    started.on('error', fail);
-    started.on('exit', (code) => fail(new Error(`exited with code ${code}`)));
-    worker = started;
-    return started;
-  };
-  return {
-    async run(job, signal) {
-      const target = await start();
-      if (pending) throw new RepodexError('INTERNAL', 'the worker is already running a job');
-      const abort = (): void => target.postMessage({ type: 'abort' });
-      // One listener per job, removed when it ends: a watch loop hands every sync the same signal.
-      signal?.addEventListener('abort', abort, { once: true });
-      try {
-        return await new Promise<SyncJobResult>((resolve, reject) => {
-          pending = { resolve, reject };
-          target.ref();
-          target.postMessage(job);
-        });
-      } finally {
-        signal?.removeEventListener('abort', abort);
-      }
-    },
-    async close() {
-      const target = worker;
-      worker = undefined;
-      // An idle worker is unref'd: ref it while it stops, or nothing keeps the event loop alive
-      // until it has, and a process awaiting this at the top level ends with Node's exit code 13.
-      target?.ref();
-      await target?.terminate();
-    },
-  };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`exited with code ${code}`)));
+    return thread;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const ticket of this.queue.splice(0)) ticket.resolve(ABORTED);
+    const threads = this.threads.splice(0);
+    // An idle worker is unref'd: ref it while it stops, or nothing keeps the event loop alive
+    // until it has, and a process awaiting this at the top level ends with Node's exit code 13.
+    for (const thread of threads) thread.worker.ref();
+    await Promise.all(threads.map((thread) => thread.worker.terminate()));
+  }
 }
 
 function unwrap<T extends SyncJobResult['type']>(result: SyncJobResult, type: T): Extract<SyncJobResult, { type: T }> {
@@ -83,26 +172,51 @@ function unwrap<T extends SyncJobResult['type']>(result: SyncJobResult, type: T)
 }
 
 /**
- * Syncs and embedding runs in worker threads (dist/sync-worker.js), each started on first use and
- * kept for later jobs: a server's request thread stays free while the index is rebuilt or
- * embedded. Embedding has its own worker, so a long embedding run never holds up a lexical sync.
- * Falls back to this thread when the worker script is not there (running from sources).
+ * The worker threads of a process: one lane for syncs and one for embedding runs (so a long
+ * embedding run never holds up a lexical sync), each with a fixed number of threads shared by
+ * every repository the process serves — a server with many repositories has one thread budget,
+ * not threads per repository.
  */
-export function workerRunner(root: string, spec: StoreSpec, store: IndexStore): SyncRunner {
-  const script = bundledScript('sync-worker.js');
-  if (!script) return inProcessRunner(store);
-  const syncs = channel(script, root, spec);
-  const embeds = channel(script, root, spec);
+export interface WorkerPool {
+  /** The runner of one repository: its syncs and embedding runs go to this pool's workers. */
+  runner(root: string, spec: StoreSpec, store: IndexStore): SyncRunner;
+  /** Stop every worker (jobs still queued end ABORTED). */
+  close(): Promise<void>;
+}
+
+/**
+ * A pool of `syncs` sync threads and `embeds` embedding threads (dist/sync-worker.js). Runs jobs in
+ * this thread instead when the worker script is not there (running from sources).
+ */
+export function workerPool(options: { readonly syncs?: number; readonly embeds?: number; readonly script?: string | URL } = {}): WorkerPool {
+  const script = options.script ?? bundledScript('sync-worker.js');
+  const syncs = script ? new Lane(script, Math.max(1, options.syncs ?? 1)) : undefined;
+  const embeds = script ? new Lane(script, Math.max(1, options.embeds ?? 1)) : undefined;
   return {
-    async run(_ctx: RepoContext, options) {
-      return unwrap(await syncs.run({ type: 'sync', force: options.force === true }, options.signal), 'done').summary;
-    },
-    // The worker makes its own embedder from the config: an embedder is not something a thread can be handed.
-    async embed(_ctx, _embedder, options) {
-      return unwrap(await embeds.run({ type: 'embed' }, options.signal), 'embedded').summary;
+    runner(root, spec, store) {
+      if (!syncs || !embeds) return inProcessRunner(store);
+      const owner = {};
+      return {
+        async run(_ctx: RepoContext, options) {
+          return unwrap(await syncs.run(owner, root, spec, { type: 'sync', force: options.force === true }, options.signal), 'done').summary;
+        },
+        // The worker makes its own embedder from the config: an embedder is not something a thread can be handed.
+        async embed(_ctx, _embedder, options) {
+          return unwrap(await embeds.run(owner, root, spec, { type: 'embed' }, options.signal), 'embedded').summary;
+        },
+        // This repository's jobs stop; the pool's threads go on serving the others.
+        async close() {
+          syncs.abortAll(owner);
+          embeds.abortAll(owner);
+          // An aborted job answers within moments; a worker that does not is the pool's to stop.
+          for (const deadline = Date.now() + 10_000; (syncs.busy(owner) || embeds.busy(owner)) && Date.now() < deadline; ) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        },
+      };
     },
     async close() {
-      await Promise.all([syncs.close(), embeds.close()]);
+      await Promise.all([syncs?.close(), embeds?.close()]);
     },
   };
 }
