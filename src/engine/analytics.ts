@@ -1,13 +1,10 @@
+import { flushBeforeExit, written } from '../core/before-exit.js';
 import type { AnalyticsDelta, AnalyticsStore } from '../store/control.js';
 
 export type { AnalyticsCounts } from '../store/control.js';
 
 /** How long counts wait in memory before a server writes them (a write per query would cost more than the query). */
 const FLUSH_DELAY_MS = 1000;
-
-/** Counters with something not yet written: written before the process exits, by one listener for all. */
-const unwritten = new Set<Analytics>();
-let exitHooked = false;
 
 /**
  * Seed 003's counters as a process gathers them: queries, hits (a search with at least one result),
@@ -28,15 +25,7 @@ export class Analytics {
     if (hit) this.pending.hits++;
     else this.pending.misses++;
     this.pending.last = new Date().toISOString();
-    unwritten.add(this);
-    if (!exitHooked) {
-      exitHooked = true;
-      const flushAll = (): void => {
-        for (const analytics of unwritten) void analytics.flush();
-      };
-      process.on('beforeExit', flushAll);
-      process.once('exit', flushAll);
-    }
+    flushBeforeExit(this);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
 
@@ -44,7 +33,7 @@ export class Analytics {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    unwritten.delete(this);
+    written(this);
     const delta = this.pending;
     if (delta.queries === 0) return this.writing;
     this.pending = { queries: 0, hits: 0, misses: 0, last: null };
@@ -62,7 +51,7 @@ export class Analytics {
   /** Put counts that could not be written back, for the next flush. */
   private keep(delta: AnalyticsDelta): void {
     this.pending = { queries: this.pending.queries + delta.queries, hits: this.pending.hits + delta.hits, misses: this.pending.misses + delta.misses, last: this.pending.last ?? delta.last };
-    unwritten.add(this);
+    flushBeforeExit(this);
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
 }

@@ -1,3 +1,4 @@
+import { flushBeforeExit, written } from '../core/before-exit.js';
 import { RepodexError } from '../core/errors.js';
 import { redactSecrets } from '../safety/secrets.js';
 import { AUDIT_FIX, type AuditEntry } from '../store/audit-lines.js';
@@ -73,10 +74,6 @@ export function parseSince(since: string, now = Date.now()): number {
   throw new RepodexError('BAD_REQUEST', `since must be an ISO time (2026-11-24T10:00:00Z) or a duration such as 15m, 2h or 7d, got ${JSON.stringify(since)}`);
 }
 
-/** Audit writers with entries not yet handed to their store: written before the process exits. */
-const unwrittenAudits = new Set<CallLog>();
-let auditExitHooked = false;
-
 /**
  * The audit log as the engine records calls: an entry is made (arguments sanitized, credentials
  * redacted) and handed to the store right after the call's answer is on its way — on the next turn
@@ -92,15 +89,7 @@ export class CallLog {
   /** Keep a call: `make` builds its entry when it is written. */
   record(make: () => AuditEntry): void {
     this.pending.push(make);
-    unwrittenAudits.add(this);
-    if (!auditExitHooked) {
-      auditExitHooked = true;
-      const flushAll = (): void => {
-        for (const log of unwrittenAudits) log.flush();
-      };
-      process.on('beforeExit', flushAll);
-      process.once('exit', flushAll);
-    }
+    flushBeforeExit(this);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -110,7 +99,7 @@ export class CallLog {
   /** Hand every pending entry to the store now (a file store writes them before this returns). */
   flush(): void {
     this.scheduled = false;
-    unwrittenAudits.delete(this);
+    written(this);
     const pending = this.pending;
     this.pending = [];
     for (const make of pending) {
