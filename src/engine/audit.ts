@@ -52,10 +52,9 @@ export function sanitizeArguments(args: Record<string, unknown>): Record<string,
 }
 
 /** The most recent entries of `store` at or after `since` (ISO time or a duration such as `15m`, `2h`, `7d`), at most `limit`, oldest first. */
-export async function readAudit(store: AuditStore | CallLog, since: string | undefined, limit: number, now = Date.now()): Promise<AuditReport> {
+export async function readAudit(store: AuditStore, since: string | undefined, limit: number, now = Date.now()): Promise<AuditReport> {
   const from = since === undefined ? undefined : parseSince(since, now);
   await store.settled();
-  if (store instanceof CallLog) store = store.store;
   const { entries, total, damaged } = await store.read(from, limit);
   const report = { entries, total, truncated: entries.length < total, path: store.where };
   return damaged === 0 ? report : { ...report, warnings: [`${damaged} damaged line(s) of the audit log left out (\`repodex verify\` names them); ${AUDIT_FIX}`] };

@@ -782,7 +782,9 @@ export class Engine {
 
   /** Recent calls from the audit log (`since`: ISO time or a duration such as 15m). */
   async audit(since: string | undefined, limit: number): Promise<AuditReport> {
-    return readAudit(this.auditLog, since, Math.max(1, Math.min(limit, MAX_AUDIT_LIMIT)));
+    // Calls recorded but not yet handed to the store are part of the answer.
+    this.auditLog.flush();
+    return readAudit(this.auditLog.store, since, Math.max(1, Math.min(limit, MAX_AUDIT_LIMIT)));
   }
 
   /** Check every checksum, size, version and cross-reference of the index, and every other file an answer depends on. */

@@ -69,10 +69,7 @@ export class FsControlPlane implements ControlPlane {
   }
 
   async removeDocument(name: DocumentName): Promise<boolean> {
-    const path = join(this.dataDir, name);
-    if (statSync(path, { throwIfNoEntry: false }) === undefined) return false;
-    rmSync(path, { force: true });
-    return true;
+    return removeFile(join(this.dataDir, name));
   }
 
   describe(name: DocumentName): string {
@@ -91,7 +88,11 @@ export function embedderTablePath(dataDir: string): string {
 
 /** Remove the builtin embedder's table from a data folder; true when there was one. */
 export function removeEmbedderTable(dataDir: string): boolean {
-  const path = embedderTablePath(dataDir);
+  return removeFile(embedderTablePath(dataDir));
+}
+
+/** Remove a file; true when there was one. */
+function removeFile(path: string): boolean {
   if (statSync(path, { throwIfNoEntry: false }) === undefined) return false;
   rmSync(path, { force: true });
   return true;
