@@ -159,7 +159,7 @@ const COMMANDS: Record<string, CommandSpec> = {
     options: { 'max-files': { type: 'string' }, 'max-lines': { type: 'string' }, 'include-tests': { type: 'boolean' }, format: { type: 'string' } },
   },
   audit: {
-    summary: 'recent calls from every front end (.repodex/audit.jsonl)',
+    summary: 'recent calls from every front end (.repodex/audit.jsonl, or the audit_log table on a PostgreSQL store)',
     usage: 'repodex audit [--since T] [--limit N]',
     details: [
       'One line per call: time, front end, operation or tool, outcome, blocked, duration, sanitized arguments',

@@ -128,7 +128,7 @@ const TOOLS: readonly ToolSpec[] = [
   {
     name: 'repo.audit_log',
     op: 'audit',
-    description: 'Recent tool calls from .repodex/audit.jsonl (every front end): request id, tool, sanitized arguments, outcome, blocked, duration. since: an ISO time or a duration such as 15m, 2h, 7d.',
+    description: 'Recent tool calls from the audit log (.repodex/audit.jsonl, or the audit_log table on a PostgreSQL store; every front end): request id, tool, sanitized arguments, outcome, blocked, duration. since: an ISO time or a duration such as 15m, 2h, 7d.',
     input: z.strictObject({ since: AuditRequest.shape.since, limit: z.optional(count(CAPS.audit_limit)) }),
     toRequest: (args) => ({ op: 'audit', since: args.since, limit: args.limit }),
   },
