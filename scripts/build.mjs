@@ -2,7 +2,7 @@
 // module loads measurably faster than a tree of imports, and one-shot `repodex search` is
 // startup-bound. The sync worker is a separate bundle: worker threads load a file, not a function,
 // and sharing a chunk with the CLI would cost every CLI start one more module load.
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const common = {
@@ -34,5 +34,11 @@ await build({
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
 });
-// The MCP server too: only `serve --mcp` loads it (and the MCP SDK in it).
-await build({ ...common, entryPoints: { 'parse-worker': 'src/engine/parse-worker.ts', 'sync-worker': 'src/sync-worker.ts', 'mcp-server': 'src/frontends/mcp/server.ts' } });
+// The MCP server too: only `serve --mcp` loads it (and the MCP SDK in it); the team server
+// (`serve --http`, with hono and the MCP SDK) likewise.
+await build({
+  ...common,
+  entryPoints: { 'parse-worker': 'src/engine/parse-worker.ts', 'sync-worker': 'src/sync-worker.ts', 'mcp-server': 'src/frontends/mcp/server.ts', 'http-server': 'src/frontends/http/main.ts' },
+});
+// The team server's web page: plain files, served as they are (no build step for it).
+cpSync('src/frontends/http/page', 'dist/page', { recursive: true });

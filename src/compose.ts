@@ -14,6 +14,9 @@ import { FsStore } from './store/fs/fs-store.js';
 import { localParseCache } from './store/fs/parse-cache.js';
 import { type DistributeReport, distribute } from './store/pg/distribute.js';
 import { PgStore, describeUrl } from './store/pg/pg-store.js';
+import { PgRegistry } from './store/pg/pg-registry.js';
+import { FileRegistry } from './store/fs/fs-registry.js';
+import type { RepoRegistry } from './store/registry.js';
 import type { HeldSession, SqlPool } from './store/pg/sql.js';
 import { embedderTablePath, removeEmbedderTable } from './store/fs/fs-control.js';
 import type { Embedder } from './vector/embedder.js';
@@ -170,6 +173,11 @@ export async function distributeStore(options: ComposeOptions = {}): Promise<Dis
   return { ...(await distribute(poolFor(spec.url), where)), where };
 }
 
+/** The registry of a team server on `spec`'s store: a file in `folder` on the embedded store, the `repos` table on PostgreSQL. */
+export function openRegistry(spec: StoreSpec, folder: string): RepoRegistry {
+  return spec.kind === 'fs' ? new FileRegistry(folder) : new PgRegistry(poolFor(spec.url), describeUrl(spec.url));
+}
+
 /** The index store for a root, as `--store`, REPODEX_STORE or the config choose it. */
 export function createStore(root: string, env: NodeJS.ProcessEnv = process.env, flag?: string): IndexStore {
   return openStore(root, storeSpecFor(root, { flag, env }));
@@ -193,6 +201,10 @@ export interface ServerEngine {
    * the one in use. Throws WATCH_UNAVAILABLE without a watcher.
    */
   watch(debounceMs: number | undefined, events: { onSync?(summary: SyncSummary): void; onError?(error: unknown): void }, stop?: AbortSignal): Promise<number>;
+  /** Stop re-indexing in the background (a running re-index is interrupted); reads sync on demand again. */
+  unwatch(): Promise<void>;
+  /** Whether changes are re-indexed in the background now. */
+  readonly watching: boolean;
   /** Stop watching (a running sync is interrupted, nothing half-written is left) and stop the sync worker. */
   close(): Promise<void>;
 }
@@ -231,10 +243,20 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
     async watch(debounceMs, events, stop) {
       if (watchProblem !== undefined) throw new RepodexError('WATCH_UNAVAILABLE', watchProblem);
       const debounce = debounceMs ?? loadContext(root).loaded.config.watch.debounce_ms;
+      if (loop) return debounce;
       loop = new WatchLoop(engine, watcher, debounce, events, stop);
       probe.refreshesInBackground = true;
       await loop.syncNow();
       return debounce;
+    },
+    async unwatch() {
+      const running = loop;
+      loop = undefined;
+      probe.refreshesInBackground = false;
+      await running?.stop();
+    },
+    get watching() {
+      return loop !== undefined;
     },
     async close() {
       await loop?.stop();

@@ -3,7 +3,7 @@ import { createEmbedder, openStore } from './compose.js';
 import { RepodexError, errorMessage, isRepodexError } from './core/errors.js';
 import { loadContext } from './engine/context.js';
 import { runEmbed } from './engine/embed.js';
-import { runSync } from './engine/sync.js';
+import { type SyncEvent, runSync } from './engine/sync.js';
 import { drive } from './engine/sync-runner.js';
 import type { SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
@@ -28,7 +28,23 @@ function storeFor(root: string, spec: StoreSpec): IndexStore {
   return store;
 }
 
+/** Progress sent to the server at most this often (the first and last of a phase always go). */
+const PROGRESS_EVERY_MS = 100;
+
+/** Hand a job's progress to the server, at most every PROGRESS_EVERY_MS for counted steps. */
+function progressTo(id: number): (event: SyncEvent) => void {
+  let last = 0;
+  return (event) => {
+    const counted = 'done' in event && 'total' in event;
+    const now = Date.now();
+    if (counted && event.done !== 0 && event.done !== event.total && now - last < PROGRESS_EVERY_MS) return;
+    last = now;
+    parentPort?.postMessage({ id, event: counted && event.type === 'index' ? { ...event, path: '' } : event } satisfies WorkerReply);
+  };
+}
+
 async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: AbortSignal): Promise<SyncJobResult> {
+  const onEvent = progressTo(message.id);
   const { root, job } = message;
   const store = storeFor(root, message.store);
   const ctx = loadContext(root);
@@ -36,14 +52,14 @@ async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: 
     const embedder = await createEmbedder(root, ctx.loaded.config);
     if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off (embeddings.provider in .repodex/config.json)');
     try {
-      return { type: 'embedded', summary: await drive(runEmbed(ctx, store, embedder, { signal })) };
+      return { type: 'embedded', summary: await drive(runEmbed(ctx, store, embedder, { signal }), onEvent) };
     } finally {
       await embedder.close();
     }
   }
   // Two threads are already busy: the server answering requests and this one. Parse workers
   // take only the cores beyond those, so requests stay fast while the index is rebuilt.
-  return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2 })) };
+  return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2 }), onEvent) };
 }
 
 const port = parentPort;

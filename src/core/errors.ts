@@ -21,6 +21,8 @@ export const ERROR_CODES = {
   STORE_UNAVAILABLE: 'the index database cannot be used: check --store (or REPODEX_STORE, or `store` in .repodex/config.json)',
   STORE_INCOMPATIBLE: 'the index database was set up by a newer repodex: upgrade repodex or use another database',
   INDEX_CHANGED: 'the index changed while answering: ask again',
+  REPO_UNKNOWN: 'no repository with that id is registered on this server: list them with `repodex repo list` (or GET /repos)',
+  SERVER_UNAVAILABLE: 'the repodex server cannot be reached: start it with `repodex serve --http`, or check --server (or REPODEX_SERVER)',
   // internal errors (exit 2)
   INTERNAL: 'internal error',
 } as const;
@@ -49,6 +51,8 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'STORE_UNAVAILABLE',
   'STORE_INCOMPATIBLE',
   'INDEX_CHANGED',
+  'REPO_UNKNOWN',
+  'SERVER_UNAVAILABLE',
 ]);
 
 /** The one error type repodex throws on purpose: a code, a message that says what to do next, optional detail. */

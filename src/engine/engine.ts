@@ -24,7 +24,7 @@ import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../s
 import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
-import type { ChunkVectors, IndexStore, IndexView } from '../store/backend.js';
+import type { ChunkVectors, IndexMeta, IndexStore, IndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FileList, listFiles } from './files.js';
@@ -165,6 +165,8 @@ export class Engine {
   private readonly runner: SyncRunner;
   /** Syncs of this engine run one after another. */
   private syncing: Promise<unknown> = Promise.resolve();
+  /** How far this engine's running sync or embedding run has come (servers show it), or undefined. */
+  private progressNow: SyncProgress | undefined;
   private loadCount = 0;
   /** Config and safety rules, derived again only when config.json changes (a server asks on every request). */
   private readonly contextMemo: FileMemo<RepoContext>;
@@ -199,6 +201,23 @@ export class Engine {
     this.auditLog = new CallLog(store.control.audit);
     this.analytics = new Analytics(store.control.analytics);
     this.headMemo = new FileMemo((consulted) => readGitHead(root, consulted));
+  }
+
+  /** How far the sync or embedding run this engine runs has come, or undefined when it runs none. */
+  get progress(): SyncProgress | undefined {
+    return this.progressNow;
+  }
+
+  /** `onEvent`, also keeping the progress the event tells of (until `done` clears it). */
+  private tracking(onEvent: ((event: SyncEvent) => void) | undefined): { onEvent: (event: SyncEvent) => void; done: () => void } {
+    const started_at = new Date().toISOString();
+    return {
+      onEvent: (event) => {
+        this.progressNow = progressOf(event, this.progressNow, started_at);
+        onEvent?.(event);
+      },
+      done: () => (this.progressNow = undefined),
+    };
   }
 
   /** How many times index generations were loaded (observable for tests and benchmarks). */
@@ -376,7 +395,8 @@ export class Engine {
     const embedder = await this.embedder(ctx);
     if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off: set embeddings.provider in .repodex/config.json (builtin needs nothing else)');
     try {
-      const summary = await this.runner.embed(ctx, embedder, { signal: options.signal }, onEvent);
+      const progress = this.tracking(onEvent);
+      const summary = await this.runner.embed(ctx, embedder, { signal: options.signal }, progress.onEvent).finally(progress.done);
       this.embedProblem = undefined;
       return summary;
     } catch (error) {
@@ -529,7 +549,9 @@ export class Engine {
     const lock = await this.store.lock({ waitMs: this.options.lockWaitMs ?? 2000 });
     try {
       const mark = this.probe.syncStarting();
-      const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, onEvent);
+      const progress = this.tracking(onEvent);
+      progress.onEvent({ type: 'scan', files: 0 });
+      const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, progress.onEvent).finally(progress.done);
       this.cached = undefined;
       this.probe.synced(mark, summary.generation);
       await this.store.control.analytics.repair();
@@ -537,6 +559,25 @@ export class Engine {
     } finally {
       await lock.release();
     }
+  }
+
+  /**
+   * The index state at a glance, for listings of many repositories: indexing (a sync runs here or
+   * in another process), pending (no index), stale (git HEAD moved past the indexed commit, or the
+   * record of the index cannot be read), else ready. Reads no index; `status` has the whole picture
+   * (changed files, damage).
+   */
+  async quickState(): Promise<'pending' | 'indexing' | 'ready' | 'stale'> {
+    if (this.progressNow || (await this.store.syncRunning())) return 'indexing';
+    let meta: IndexMeta | undefined;
+    try {
+      meta = await this.store.readMeta();
+    } catch {
+      return 'stale';
+    }
+    if (!meta) return 'pending';
+    const head = this.headMemo.get()?.commit ?? null;
+    return head !== null && head !== (meta.git?.commit ?? null) ? 'stale' : 'ready';
   }
 
   /** The loaded index, reloading when a generation was committed (by anyone) since it was loaded. */
@@ -812,4 +853,21 @@ export class Engine {
   get indexStore(): IndexStore {
     return this.store;
   }
+}
+
+/** How far a sync or embedding run has come: its phase, and for counted phases how many of how many. */
+export interface SyncProgress {
+  /** scan (finding changed files), index (reading and parsing them), write, train (learning the embedding table), embed, graph. */
+  readonly phase: SyncEvent['type'];
+  readonly done: number | null;
+  readonly total: number | null;
+  /** When the run started (ISO 8601). */
+  readonly started_at: string;
+}
+
+function progressOf(event: SyncEvent, before: SyncProgress | undefined, started_at: string): SyncProgress {
+  const since = before?.started_at ?? started_at;
+  if ('done' in event) return { phase: event.type, done: event.done, total: event.total, started_at: since };
+  if (event.type === 'scan') return { phase: 'scan', done: null, total: event.files > 0 ? event.files : null, started_at: since };
+  return { phase: event.type, done: null, total: event.type === 'train' ? event.chunks : null, started_at: since };
 }

@@ -3,7 +3,7 @@ import { type ErrorCode, RepodexError } from '../core/errors.js';
 import type { RepoContext } from './context.js';
 import { bundledScript } from '../core/bundled.js';
 import type { EmbedSummary } from './embed.js';
-import type { SyncSummary } from './sync.js';
+import type { SyncEvent, SyncSummary } from './sync.js';
 import { type SyncRunner, inProcessRunner } from './sync-runner.js';
 import type { IndexStore, StoreSpec } from '../store/backend.js';
 
@@ -19,16 +19,14 @@ export type SyncJobResult =
   | { readonly type: 'embedded'; readonly summary: EmbedSummary }
   | { readonly type: 'failed'; readonly error: { code: ErrorCode; detail: string | undefined } };
 
-/** A worker's answer to a job. */
-export interface WorkerReply {
-  readonly id: number;
-  readonly result: SyncJobResult;
-}
+/** A worker's answer to a job, or (`event`) how far the job has come. */
+export type WorkerReply = { readonly id: number; readonly result: SyncJobResult } | { readonly id: number; readonly event: SyncEvent };
 
 /** A job waiting for, or running on, a thread of a lane. */
 interface Ticket {
   readonly message: Extract<WorkerMessage, { type: 'job' }>;
   readonly owner: object;
+  readonly onEvent: ((event: SyncEvent) => void) | undefined;
   resolve(result: SyncJobResult): void;
   reject(error: Error): void;
   thread?: Thread;
@@ -62,11 +60,11 @@ class Lane {
     private readonly size: number,
   ) {}
 
-  run(owner: object, root: string, store: StoreSpec, job: SyncJob, signal: AbortSignal | undefined): Promise<SyncJobResult> {
+  run(owner: object, root: string, store: StoreSpec, job: SyncJob, signal: AbortSignal | undefined, onEvent?: (event: SyncEvent) => void): Promise<SyncJobResult> {
     if (this.closed) return Promise.reject(new RepodexError('INTERNAL', 'the sync workers were stopped'));
     if (signal?.aborted) return Promise.resolve(ABORTED);
     return new Promise<SyncJobResult>((resolve, reject) => {
-      const ticket: Ticket = { message: { type: 'job', id: ++nextJobId, root, store, job }, owner, resolve, reject };
+      const ticket: Ticket = { message: { type: 'job', id: ++nextJobId, root, store, job }, owner, onEvent, resolve, reject };
       // One listener per job, removed when it ends: a watch loop hands every sync the same signal.
       const abort = (): void => this.abort(ticket);
       signal?.addEventListener('abort', abort, { once: true });
@@ -136,6 +134,10 @@ class Lane {
     worker.on('message', (reply: WorkerReply) => {
       const ticket = thread.ticket;
       if (!ticket || ticket.message.id !== reply.id) return;
+      if ('event' in reply) {
+        ticket.onEvent?.(reply.event);
+        return;
+      }
       thread.ticket = undefined;
       worker.unref();
       ticket.resolve(reply.result);
@@ -197,12 +199,12 @@ export function workerPool(options: { readonly syncs?: number; readonly embeds?:
       if (!syncs || !embeds) return inProcessRunner(store);
       const owner = {};
       return {
-        async run(_ctx: RepoContext, options) {
-          return unwrap(await syncs.run(owner, root, spec, { type: 'sync', force: options.force === true }, options.signal), 'done').summary;
+        async run(_ctx: RepoContext, options, onEvent) {
+          return unwrap(await syncs.run(owner, root, spec, { type: 'sync', force: options.force === true }, options.signal, onEvent), 'done').summary;
         },
         // The worker makes its own embedder from the config: an embedder is not something a thread can be handed.
-        async embed(_ctx, _embedder, options) {
-          return unwrap(await embeds.run(owner, root, spec, { type: 'embed' }, options.signal), 'embedded').summary;
+        async embed(_ctx, _embedder, options, onEvent) {
+          return unwrap(await embeds.run(owner, root, spec, { type: 'embed' }, options.signal, onEvent), 'embedded').summary;
         },
         // This repository's jobs stop; the pool's threads go on serving the others.
         async close() {

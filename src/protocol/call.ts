@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorCode, errorMessage, isRepodexError } from '../core/errors.js';
-import { sanitizeArguments } from '../engine/audit.js';
+import { type CallLog, sanitizeArguments } from '../engine/audit.js';
 import { redactSecrets } from '../safety/secrets.js';
 import type { Engine } from '../engine/engine.js';
 import { type HandleOptions, handle } from './dispatch.js';
@@ -16,6 +16,8 @@ export interface CallContext extends HandleOptions {
   readonly tool?: string;
   /** Set when the front end already has one (default: a new UUID). */
   readonly requestId?: string;
+  /** Who sent it, where a server can tell (HTTP: the client's address). */
+  readonly client?: string;
 }
 
 /** Why a call did not succeed: a stable code, a message that names the fix, and for refused reads a hint. */
@@ -84,7 +86,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   }
   const durationMs = Math.round((performance.now() - started) * 100) / 100;
   const { op, id: _id, ...args } = request as { op: O; id?: unknown } & Record<string, unknown>;
-  recordCall(engine, context, { time, request_id: requestId, op, args, outcome: error ? error.code : 'ok', blocked, duration_ms: durationMs });
+  recordCall(engine.auditLog, context, { time, request_id: requestId, op, args, outcome: error ? error.code : 'ok', blocked, duration_ms: durationMs });
   if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL), after it was logged
   return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs };
 }
@@ -115,8 +117,24 @@ export function recordRefused(engine: Engine, context: { readonly frontend: stri
   const kept = Object.fromEntries(fields.slice(0, MAX_REFUSED_FIELDS).map(([name, value]) => [boundedName(name), value]));
   if (fields.length > MAX_REFUSED_FIELDS) kept['…'] = `${fields.length - MAX_REFUSED_FIELDS} more fields`;
   const who = { frontend: context.frontend, ...(context.tool !== undefined ? { tool: boundedName(context.tool) } : {}) };
-  recordCall(engine, who, { time: new Date().toISOString(), request_id: requestId, op: boundedName(op), args: kept, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
+  recordCall(engine.auditLog, who, { time: new Date().toISOString(), request_id: requestId, op: boundedName(op), args: kept, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
   return requestId;
+}
+
+/**
+ * Record a server request that is not an op of the protocol (registering a repository, a health
+ * check) or that was refused before it reached one (a missing token, a body too large): in `log`,
+ * the server's own or a repository's.
+ */
+export function recordRequest(
+  log: CallLog,
+  context: { readonly frontend: string; readonly tool?: string; readonly client?: string },
+  request: { time: string; request_id: string; op: string; args: Record<string, unknown>; outcome: string; blocked?: boolean; duration_ms: number },
+): void {
+  const fields = Object.entries(request.args);
+  const kept = Object.fromEntries(fields.slice(0, MAX_REFUSED_FIELDS).map(([name, value]) => [boundedName(name), value]));
+  if (fields.length > MAX_REFUSED_FIELDS) kept['…'] = `${fields.length - MAX_REFUSED_FIELDS} more fields`;
+  recordCall(log, context, { ...request, op: boundedName(request.op), args: kept, blocked: request.blocked === true });
 }
 
 const lenientUtf8 = new TextDecoder('utf-8');
@@ -159,15 +177,16 @@ function withoutExcerpt(problem: string): string {
 
 /** One audit-log line for a call: who called (front end, tool name), with the arguments sanitized. */
 function recordCall(
-  engine: Engine,
-  context: { readonly frontend: string; readonly tool?: string },
+  log: CallLog,
+  context: { readonly frontend: string; readonly tool?: string; readonly client?: string },
   call: { time: string; request_id: string; op: string; args: Record<string, unknown>; outcome: string; blocked: boolean; duration_ms: number },
 ): void {
   // Built when written, after the answer is on its way: sanitizing the arguments costs a call nothing.
-  engine.auditLog.record(() => ({
+  log.record(() => ({
     time: call.time,
     request_id: call.request_id,
     frontend: context.frontend,
+    ...(context.client ? { client: boundedName(context.client) } : {}),
     op: boundedName(call.op),
     ...(context.tool ? { tool: boundedName(context.tool) } : {}),
     args: sanitizeArguments(call.args),

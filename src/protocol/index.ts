@@ -5,13 +5,14 @@
 export type { Engine } from '../engine/engine.js';
 export type { SyncEvent } from '../engine/sync.js';
 export { type HandleOptions, handle, isRefusal } from './dispatch.js';
-export { type CallContext, type CallError, type CallResult, call, recordRefused, recordUnreadable } from './call.js';
+export { type CallContext, type CallError, type CallResult, call, recordRefused, recordRequest, recordUnreadable } from './call.js';
 export { RESPONSES, type ResponseOf } from './responses.js';
 export {
   AuditRequest,
   BundleRequest,
   CAPS,
   DEFAULTS,
+  FetchRequest,
   FilesRequest,
   OPS,
   type Op,

@@ -276,6 +276,7 @@ const AuditEntrySchema = z.object({
   time: z.string(),
   request_id: z.string(),
   frontend: z.string(),
+  client: z.optional(z.string()),
   op: z.string(),
   tool: z.optional(z.string()),
   args: z.record(z.string(), z.unknown()),

@@ -6,8 +6,10 @@ export interface AuditEntry {
   /** When the call started (ISO 8601, UTC). */
   readonly time: string;
   readonly request_id: string;
-  /** The front end: `cli`, `jsonl` or `mcp`. */
+  /** The front end: `cli`, `jsonl`, `mcp` or `http`. */
   readonly frontend: string;
+  /** Who sent it, where a server can tell (HTTP: the client's address). */
+  readonly client?: string;
   /** The operation (`search`) and, for MCP, the tool name the client used (`repo.search`). */
   readonly op: string;
   readonly tool?: string;
@@ -20,7 +22,7 @@ export interface AuditEntry {
 }
 
 /** The fields an entry can have: a line without its checksum is an older version's only if it has no others. */
-const ENTRY_FIELDS = new Set(['time', 'request_id', 'frontend', 'op', 'tool', 'args', 'outcome', 'blocked', 'duration_ms']);
+const ENTRY_FIELDS = new Set(['time', 'request_id', 'frontend', 'client', 'op', 'tool', 'args', 'outcome', 'blocked', 'duration_ms']);
 
 /** What a log cannot do, and what the user can: said wherever a damaged line is reported. */
 export const AUDIT_FIX =

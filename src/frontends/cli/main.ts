@@ -1,7 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEngine, createServerEngine, distributeStore } from '../../compose.js';
+import { createEngine, createServerEngine, distributeStore, parseStoreSetting } from '../../compose.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { normalizeRelativePath } from '../../safety/path-guard.js';
@@ -9,9 +10,11 @@ import { type CallError, type HandleOptions, type Op, Request, type RequestOf, t
 import { LIMITS, LIMIT_NAMES, limitProblem } from '../../core/limits.js';
 import { serveJsonl } from '../jsonl/server.js';
 import type * as McpServerModule from '../mcp/server.js';
+import type * as HttpServerModule from '../http/main.js';
 import type { ToolNaming } from '../mcp/server.js';
 
 type McpModule = typeof McpServerModule;
+type HttpModule = typeof HttpServerModule;
 import { bundledScript } from '../../core/bundled.js';
 import {
   humanSafe,
@@ -194,8 +197,8 @@ const COMMANDS: Record<string, CommandSpec> = {
     options: { 'debounce-ms': { type: 'string' } },
   },
   serve: {
-    summary: 'serve an agent on stdin/stdout: MCP (--mcp) or the JSONL protocol (--stdio)',
-    usage: 'repodex serve --mcp|--stdio [--watch] [--debounce-ms N] [--tool-names dotted|underscore] [limit flags]',
+    summary: 'serve agents and people: MCP (--mcp) or JSONL (--stdio) on stdin/stdout, or a team server over HTTP (--http)',
+    usage: 'repodex serve --mcp|--stdio [--watch] [--debounce-ms N] [--tool-names dotted|underscore] [limit flags]\n       repodex serve --http [ROOT…] [--port 7800] [--host 127.0.0.1] [--store URL] [--token-file F] [server flags]',
     details: [
       '--mcp     an MCP server: tools repo.status, repo.list_files, repo.open_file, repo.outline, repo.search,',
       '          repo.refresh_index, repo.build_context_bundle, repo.audit_log (AGENTS.md: client set-up).',
@@ -206,15 +209,42 @@ const COMMANDS: Record<string, CommandSpec> = {
       '                         from the previous index with a warning instead of waiting',
       '  --debounce-ms N        quiet period before a background re-index (default 500)',
       '  --tool-names N         dotted (repo.search, default) or underscore (repo_search) for clients that reject dots',
+      '',
+      '--http    a team server for many repositories: a JSON API (GET /openapi.json describes it), MCP over',
+      '          HTTP at /mcp?repo_id=ID, and a web page at /. Each ROOT given is registered (as `repodex repo',
+      '          add ROOT` would). Repositories stay registered across restarts: on the embedded store in',
+      '          DIR/repos.json, on PostgreSQL in the database.',
+      '  --port N               port (default 7800; 0 picks a free one)',
+      '  --host H               address to listen on (default 127.0.0.1); any other needs --token-file',
+      '  --token-file F         a file holding the bearer token every request must send (Authorization: Bearer …)',
+      '  --data-dir DIR         the server\'s folder: its registry (embedded store) and its own audit log',
+      '                         (default $XDG_STATE_HOME/repodex/server, or ~/.local/state/repodex/server)',
+      '  --allow-roots D,D      only repositories inside these folders may be registered',
+      '  --sync-threads N       threads re-indexing repositories, shared by all of them (default 1)',
+      '  --rate-limit N         requests a minute per client (default 6000; 0: no limit)',
+      '  --max-body-bytes N     largest request body (default 1048576)',
+      '  --request-timeout-ms N longest a request waits for its answer (default 30000; index runs 10 minutes)',
+      '  --cors-origin URL      let pages of this origin call the API (off by default)',
       'Limits (default < .repodex/config.json limits.* < these flags):',
       ...LIMIT_NAMES.map((limit) => `  ${`${LIMITS[limit].flag} N`.padEnd(37)}${LIMITS[limit].min}–${LIMITS[limit].max}, default ${LIMITS[limit].default}`),
     ].join('\n'),
     options: {
       stdio: { type: 'boolean' },
       mcp: { type: 'boolean' },
+      http: { type: 'boolean' },
       watch: { type: 'boolean' },
       'debounce-ms': { type: 'string' },
       'tool-names': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'token-file': { type: 'string' },
+      'data-dir': { type: 'string' },
+      'allow-roots': { type: 'string' },
+      'sync-threads': { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'max-body-bytes': { type: 'string' },
+      'request-timeout-ms': { type: 'string' },
+      'cors-origin': { type: 'string' },
       ...Object.fromEntries(LIMIT_NAMES.map((limit) => [LIMITS[limit].flag.slice(2), { type: 'string' as const }])),
     },
   },
@@ -458,7 +488,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       progress?.clear();
       out(json ? JSON.stringify(data) : human(humanSafe(data), style));
     };
-    if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json);
+    if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json, positionals);
     if (name === 'db') {
       if (positionals[0] !== 'distribute') {
         const asked = positionals[0] === undefined ? 'repodex db needs a subcommand' : `unknown db command ${JSON.stringify(positionals[0])}`;
@@ -603,11 +633,12 @@ function indexingFlag(value: string | undefined): boolean | undefined {
   return value === 'on';
 }
 
-async function runServer(name: 'watch' | 'serve', values: Record<string, string | boolean | undefined>, root: string | undefined, io: CliIo, stop: AbortSignal, json: boolean): Promise<number> {
-  if (name === 'serve' && values.stdio !== true && values.mcp !== true) {
-    throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --mcp (for MCP clients) or repodex serve --stdio (the JSONL protocol)');
+async function runServer(name: 'watch' | 'serve', values: Record<string, string | boolean | undefined>, root: string | undefined, io: CliIo, stop: AbortSignal, json: boolean, positionals: readonly string[]): Promise<number> {
+  const transports = (['stdio', 'mcp', 'http'] as const).filter((transport) => values[transport] === true);
+  if (name === 'serve' && transports.length === 0) {
+    throw new RepodexError('BAD_REQUEST', 'serve needs a transport: repodex serve --mcp (for MCP clients), --stdio (the JSONL protocol) or --http (a team server)');
   }
-  if (values.stdio === true && values.mcp === true) throw new RepodexError('BAD_REQUEST', 'serve takes one transport: --mcp or --stdio, not both');
+  if (transports.length > 1) throw new RepodexError('BAD_REQUEST', `serve takes one transport, not ${transports.map((transport) => `--${transport}`).join(' and ')}`);
   const naming = values['tool-names'] as string | undefined;
   if (naming !== undefined && naming !== 'dotted' && naming !== 'underscore') throw new RepodexError('BAD_REQUEST', `--tool-names must be dotted or underscore, got ${JSON.stringify(naming)}`);
   const debounce = toInt('--debounce-ms', values['debounce-ms'] as string | undefined);
@@ -621,6 +652,9 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
     if (problem) throw new RepodexError('BAD_REQUEST', problem);
     limits[limit] = value;
   }
+  if (values.http === true) return runTeamServerCommand(values, root, io, stop, limits, naming as ToolNaming | undefined, positionals);
+  const httpOnly = ['port', 'host', 'token-file', 'data-dir', 'allow-roots', 'sync-threads', 'rate-limit', 'max-body-bytes', 'request-timeout-ms', 'cors-origin'].find((flag) => values[flag] !== undefined);
+  if (httpOnly) throw new RepodexError('BAD_REQUEST', `--${httpOnly} is an option of the team server: repodex serve --http --${httpOnly} …`);
   const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined, autoIndex: indexingFlag(values.indexing as string | undefined) });
   const log = (message: string): void => {
     io.stderr.write(`${message}\n`);
@@ -664,6 +698,67 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
   }
 }
 
+/** A whole number flag within [min, max], or undefined when not given. */
+function boundedInt(flag: string, value: string | boolean | undefined, min: number, max: number): number | undefined {
+  const n = toInt(flag, value as string | undefined);
+  if (n !== undefined && (n < min || n > max)) throw new RepodexError('BAD_REQUEST', `${flag} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/** The team server's folder when --data-dir is not given: $XDG_STATE_HOME/repodex/server, or ~/.local/state/repodex/server. */
+function defaultServerFolder(env: NodeJS.ProcessEnv = process.env): string {
+  const state = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
+  return join(state, 'repodex', 'server');
+}
+
+/** `serve --http`: the team server, from its own bundle (the HTTP and MCP libraries load only here). */
+async function runTeamServerCommand(
+  values: Record<string, string | boolean | undefined>,
+  root: string | undefined,
+  io: CliIo,
+  stop: AbortSignal,
+  limits: Record<string, number>,
+  naming: ToolNaming | undefined,
+  positionals: readonly string[],
+): Promise<number> {
+  if (values.watch === true) throw new RepodexError('BAD_REQUEST', 'a team server watches repositories one by one: POST /repo/watch or `repodex repo watch ID`, not --watch');
+  if (root !== undefined) throw new RepodexError('BAD_REQUEST', 'a team server serves many repositories: give their roots as arguments (repodex serve --http ~/code/app), not --root');
+  const storeFlag = values.store as string | undefined;
+  const storeSetting = storeFlag ?? process.env.REPODEX_STORE;
+  const store = storeSetting === undefined || storeSetting === '' ? ({ kind: 'fs' } as const) : parseStoreSetting(storeSetting, storeFlag !== undefined ? '--store' : 'REPODEX_STORE');
+  const { runTeamServer } = await loadHttp();
+  const log = (line: string): void => {
+    io.stderr.write(`${line}\n`);
+  };
+  await runTeamServer(
+    {
+      host: (values.host as string | undefined) ?? '127.0.0.1',
+      port: boundedInt('--port', values.port, 0, 65_535) ?? 7800,
+      tokenFile: values['token-file'] as string | undefined,
+      store,
+      folder: resolve((values['data-dir'] as string | undefined) ?? defaultServerFolder()),
+      ...(values['allow-roots'] !== undefined ? { allowRoots: String(values['allow-roots']).split(',').map((part) => part.trim()).filter(Boolean) } : {}),
+      ...optional('syncThreads', boundedInt('--sync-threads', values['sync-threads'], 1, 64)),
+      ...optional('ratePerMinute', boundedInt('--rate-limit', values['rate-limit'], 0, 10_000_000)),
+      ...optional('bodyLimitBytes', boundedInt('--max-body-bytes', values['max-body-bytes'], 1024, 1 << 30)),
+      ...optional('timeoutMs', boundedInt('--request-timeout-ms', values['request-timeout-ms'], 100, 3_600_000)),
+      corsOrigin: values['cors-origin'] as string | undefined,
+      limits,
+      ...optional('autoIndex', indexingFlag(values.indexing as string | undefined)),
+      ...(naming ? { naming } : {}),
+      roots: positionals,
+      log,
+    },
+    stop,
+  );
+  return 0;
+}
+
+/** `{[key]: value}`, or nothing when the value is undefined (options that must be absent rather than undefined). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
 /** A clear error for a misspelt flag, naming the closest real one. */
 function unknownOption(command: string, arg: string, known: readonly string[]): RepodexError {
   const flag = arg.slice(2).split('=')[0]!;
@@ -699,4 +794,11 @@ async function loadMcp(): Promise<McpModule> {
   const bundled = bundledScript('mcp-server.js');
   const specifier = bundled ? bundled.href : '../mcp/server.js'; // a variable: the CLI bundle does not pull it in
   return (await import(specifier)) as McpModule;
+}
+
+/** The team server module, loaded only by `serve --http` (dist/http-server.js; from sources, the module itself). */
+async function loadHttp(): Promise<HttpModule> {
+  const bundled = bundledScript('http-server.js');
+  const specifier = bundled ? bundled.href : '../http/main.js';
+  return (await import(specifier)) as HttpModule;
 }

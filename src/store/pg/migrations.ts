@@ -4,6 +4,7 @@ import m002 from './migrations/002_chunks.up.sql';
 import m003 from './migrations/003_embeddings.up.sql';
 import m004 from './migrations/004_control.up.sql';
 import m005 from './migrations/005_declarations.up.sql';
+import m006 from './migrations/006_registry.up.sql';
 import { type SqlPool, inTransaction } from './sql.js';
 
 /** The schema's migrations, in order: `NNN_name.up.sql` files, applied once each and recorded. */
@@ -13,6 +14,7 @@ export const MIGRATIONS: readonly { readonly version: number; readonly name: str
   { version: 3, name: '003_embeddings', sql: m003 },
   { version: 4, name: '004_control', sql: m004 },
   { version: 5, name: '005_declarations', sql: m005 },
+  { version: 6, name: '006_registry', sql: m006 },
 ];
 
 /** The schema version this build writes and reads. */

@@ -1,0 +1,580 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { type Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
+import { TOOL_VERSION } from '../../core/version.js';
+import { CallLog } from '../../engine/audit.js';
+import { type CallError, Request, call, describeIssues, recordRequest } from '../../protocol/index.js';
+import type { RepoHost } from '../../repo-host.js';
+import { type McpOptions, createMcpServer } from '../mcp/server.js';
+import { openApiDocument } from './openapi.js';
+import { type PageAssets, loadPage } from './page.js';
+import { AddRepoBody, type OpRoute, OP_ROUTES, PushBody, RepoIdBody } from './routes.js';
+
+/** How `serve --http` is set up. */
+export interface HttpOptions {
+  readonly host: string;
+  readonly port: number;
+  /** The bearer token every request must carry; required on any address but loopback. */
+  readonly token?: string | undefined;
+  /** Largest request body, in bytes (413 beyond). */
+  readonly bodyLimitBytes?: number;
+  /** Requests per minute one client may send (429 beyond); 0 turns the limit off. */
+  readonly ratePerMinute?: number;
+  /** How long a request may run before it is answered 503 (a sync it started goes on). */
+  readonly timeoutMs?: number;
+  /** The same for requests that may run a whole sync (index runs, a first search). */
+  readonly longTimeoutMs?: number;
+  /** An origin whose pages may call the API (CORS); none by default. */
+  readonly corsOrigin?: string | undefined;
+  /** MCP tool names. */
+  readonly naming?: McpOptions['naming'];
+  /** Where structured request logs (one JSON line each) and problems go. */
+  readonly log: (line: string) => void;
+}
+
+export const DEFAULT_PORT = 7800;
+export const DEFAULT_BODY_LIMIT = 1 << 20;
+export const DEFAULT_RATE_PER_MINUTE = 6000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+const LONG_TIMEOUT_MS = 600_000;
+/** MCP sessions one server keeps, and how long an idle one lives. */
+const MAX_MCP_SESSIONS = 256;
+const MCP_IDLE_MS = 30 * 60_000;
+
+/** Whether an address is this machine only. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/** What each request carries through the middleware. */
+interface RequestState {
+  request_id: string;
+  client: string;
+  started: number;
+  repo_id?: string;
+  /** Set when the request was recorded in an audit log already (an op's call). */
+  recorded?: boolean;
+}
+
+type Env = { Variables: { state: RequestState } };
+
+/** HTTP status of a call's error code. */
+function statusOf(code: string): ContentfulStatusCode {
+  switch (code) {
+    case 'BAD_REQUEST':
+    case 'ROOT_NOT_FOUND':
+    case 'NO_REPOSITORY':
+      return 400;
+    case 'UNAUTHORIZED':
+      return 401;
+    case 'BLOCKED':
+      return 403;
+    case 'REPO_UNKNOWN':
+    case 'REFUSED':
+    case 'NOT_FOUND':
+      return 404;
+    case 'LOCKED':
+    case 'INDEX_MISSING':
+    case 'INDEX_STALE':
+    case 'INDEX_CORRUPT':
+    case 'INDEX_INCOMPATIBLE':
+    case 'CONFIG_INVALID':
+    case 'IGNORE_UNREADABLE':
+    case 'VECTORS_INCOMPATIBLE':
+    case 'WATCH_UNAVAILABLE':
+      return 409;
+    case 'TOO_LARGE':
+      return 413;
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 415;
+    case 'RATE_LIMITED':
+      return 429;
+    case 'STORE_UNAVAILABLE':
+    case 'INDEX_CHANGED':
+    case 'ABORTED':
+    case 'TIMEOUT':
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+/** A failure answer: `{ok:false, code, error, hint?, request_id}`. */
+function failure(c: Context<Env>, code: string, message: string, hint?: string): Response {
+  const state = c.get('state');
+  return c.json({ ok: false, code, error: message, ...(hint !== undefined ? { hint } : {}), request_id: state.request_id }, statusOf(code));
+}
+
+function thrownFailure(c: Context<Env>, error: unknown, log: (line: string) => void): Response {
+  if (isRepodexError(error)) return failure(c, error.code, error.message);
+  log(JSON.stringify({ time: new Date().toISOString(), level: 'error', request_id: c.get('state').request_id, error: (error as Error).stack ?? String(error) }));
+  return failure(c, 'INTERNAL', `internal error: ${errorMessage(error)}`);
+}
+
+/** A per-client token bucket: `perMinute` requests a minute, bursts up to a tenth of that (at least 10). */
+class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly burst: number;
+
+  constructor(private readonly perMinute: number) {
+    this.burst = Math.max(10, Math.ceil(perMinute / 10));
+  }
+
+  /** Seconds until `client` may ask again, or 0 when it may now (and this request is counted). */
+  take(client: string): number {
+    if (this.perMinute <= 0) return 0;
+    const now = Date.now();
+    const bucket = this.buckets.get(client) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 60_000) * this.perMinute);
+    bucket.at = now;
+    this.buckets.set(client, bucket);
+    if (this.buckets.size > 10_000) this.buckets.delete(this.buckets.keys().next().value!);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - bucket.tokens) / this.perMinute) * 60);
+  }
+}
+
+/** Whether `given` is the token, compared in constant time (digests, so lengths do not leak either). */
+function sameToken(given: string, token: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(token).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Query parameters as an object, with the route's numeric and boolean ones converted (text that is not one is left for the schema to refuse). */
+function queryInput(c: Context<Env>, route: OpRoute): Record<string, unknown> {
+  const input: Record<string, unknown> = { ...c.req.query() };
+  for (const name of route.numbers ?? []) {
+    const value = input[name];
+    if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim())) input[name] = Number(value);
+  }
+  for (const name of route.booleans ?? []) {
+    const value = input[name];
+    if (value === 'true' || value === '1' || value === '') input[name] = true;
+    else if (value === 'false' || value === '0') input[name] = false;
+  }
+  return input;
+}
+
+/** The JSON object a POST carries, or a failure naming what is wrong with it. */
+async function jsonBody(c: Context<Env>): Promise<Record<string, unknown> | Response> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(type)) {
+    return failure(c, 'UNSUPPORTED_MEDIA_TYPE', `the body must be JSON sent with Content-Type: application/json${type ? `, got ${type.split(';')[0]}` : ''}`);
+  }
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return failure(c, 'BAD_REQUEST', `the body is not valid JSON: ${errorMessage(error).replace(/, ".*$/, '')}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return failure(c, 'BAD_REQUEST', 'the body must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** Run `work`, or answer 503 TIMEOUT when it takes longer than `ms` (it is not stopped: a sync it started finishes). */
+async function withTimeout(c: Context<Env>, ms: number, work: () => Promise<Response>): Promise<Response> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Response>((resolve) => {
+    timer = setTimeout(() => resolve(failure(c, 'TIMEOUT', `the request took longer than ${Math.round(ms / 1000)} s: it goes on in the background (an index build finishes), ask again in a moment`)), ms);
+  });
+  try {
+    return await Promise.race([work(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The HTTP application of a team server: the API, MCP at /mcp, the web page at /. */
+export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly app: Hono<Env>; close(): Promise<void> } {
+  const app = new Hono<Env>();
+  const log = options.log;
+  const serverLog = new CallLog(host.registry.audit);
+  const limiter = new RateLimiter(options.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const longTimeoutMs = Math.max(timeoutMs, options.longTimeoutMs ?? LONG_TIMEOUT_MS);
+  const started = Date.now();
+  const token = options.token;
+  const page: PageAssets = loadPage();
+  const mcp = new McpSessions(host, options);
+
+  /** Record a request that ran no op (or was refused before one) in the server's log or its repository's. */
+  const record = async (c: Context<Env>, status: number, args: Record<string, unknown>): Promise<void> => {
+    const state = c.get('state');
+    if (state.recorded) return;
+    state.recorded = true;
+    let target = serverLog;
+    if (state.repo_id) {
+      try {
+        target = (await host.engine(state.repo_id)).engine.auditLog;
+      } catch {
+        target = serverLog; // an unknown repository: the server's own log
+      }
+    }
+    recordRequest(
+      target,
+      { frontend: 'http', tool: `${c.req.method} ${c.req.routePath === '/*' ? c.req.path : c.req.routePath}`, client: state.client },
+      { time: new Date(state.started).toISOString(), request_id: state.request_id, op: '', args, outcome: status < 400 ? 'ok' : outcomeOf(status), blocked: status === 403, duration_ms: Date.now() - state.started },
+    );
+  };
+
+  // Every request: an id, a structured log line on stderr, and a line in an audit log.
+  app.use('*', async (c, next) => {
+    let client = 'unknown';
+    try {
+      client = getConnInfo(c).remote.address ?? 'unknown';
+    } catch {
+      // not a socket (an in-process request from a test): unknown
+    }
+    const startedAt = Date.now();
+    const state: RequestState = { request_id: randomUUID(), client, started: startedAt };
+    c.set('state', state);
+    try {
+      await next();
+    } finally {
+      c.header('X-Request-Id', state.request_id);
+      const status = c.res.status;
+      const duration = Date.now() - startedAt;
+      log(JSON.stringify({ time: new Date(startedAt).toISOString(), level: status >= 500 ? 'error' : 'info', request_id: state.request_id, client, method: c.req.method, path: c.req.path, ...(state.repo_id ? { repo_id: state.repo_id } : {}), status, duration_ms: duration }));
+      if (!state.recorded && !isQuiet(c.req.path)) void record(c, status, { path: c.req.path });
+    }
+  });
+
+  // A page of another site may not use this server through the visitor's browser: its Host must be this server's.
+  if (!token) {
+    app.use('*', async (c, next) => {
+      const hostHeader = (c.req.header('host') ?? '').replace(/:\d+$/, '');
+      if (!isLoopback(hostHeader) && hostHeader !== options.host) return failure(c, 'UNAUTHORIZED', `requests must name this server as their Host (localhost or ${options.host}), got ${JSON.stringify(hostHeader)}`);
+      return next();
+    });
+  }
+
+  if (options.corsOrigin) app.use('*', cors({ origin: options.corsOrigin, allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Session-Id', 'Mcp-Protocol-Version'], exposeHeaders: ['X-Request-Id', 'Mcp-Session-Id'] }));
+
+  // The page and its assets are public (they hold no data); everything else needs the token when there is one.
+  app.use('*', async (c, next) => {
+    if (!token || isPagePath(c.req.path) || c.req.method === 'OPTIONS') return next();
+    const header = c.req.header('authorization') ?? '';
+    const given = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+    if (!given || !sameToken(given, token)) {
+      c.header('WWW-Authenticate', 'Bearer realm="repodex"');
+      return failure(c, 'UNAUTHORIZED', given ? 'the bearer token is wrong' : 'this server needs a bearer token: send Authorization: Bearer <token> (the token file given to serve --token-file)');
+    }
+    return next();
+  });
+
+  app.use('*', async (c, next) => {
+    if (isPagePath(c.req.path)) return next();
+    const wait = limiter.take(c.get('state').client);
+    if (wait > 0) {
+      c.header('Retry-After', String(wait));
+      return failure(c, 'RATE_LIMITED', `too many requests from ${c.get('state').client}: wait ${wait} s (--rate-limit on serve)`);
+    }
+    return next();
+  });
+
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
+      onError: (c) => failure(c as Context<Env>, 'TOO_LARGE', `the body is larger than ${options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT} bytes (--max-body-bytes on serve)`),
+    }),
+  );
+
+  // The web page.
+  app.get('/', (c) => page.serve(c, 'index.html'));
+  app.get('/assets/:name', (c) => page.serve(c, c.req.param('name')));
+
+  app.get('/health', async (c) => {
+    const health = await host.health();
+    return c.json({ ok: health.ok, version: TOOL_VERSION, uptime_s: Math.round((Date.now() - started) / 1000), store: health.store, repos: health.repos }, health.ok ? 200 : 503);
+  });
+
+  app.get('/openapi.json', (c) => c.json(openApiDocument(options)));
+
+  app.get('/repos', async (c) => withTimeout(c, timeoutMs, async () => c.json({ repos: await host.list() })));
+
+  app.post('/repos', async (c) => {
+    const body = await jsonBody(c);
+    if (body instanceof Response) return body;
+    const parsed = AddRepoBody.safeParse(body, { reportInput: true });
+    if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+    try {
+      const { repo, created } = await host.add(parsed.data.root, parsed.data.name);
+      c.get('state').repo_id = repo.repo_id;
+      return c.json({ repo_id: repo.repo_id, created, repo }, created ? 201 : 200);
+    } catch (error) {
+      return thrownFailure(c, error, log);
+    }
+  });
+
+  app.delete('/repos/:repo_id', async (c) => {
+    try {
+      const repo = await host.remove(c.req.param('repo_id'));
+      return c.json({ repo_id: repo.repo_id, removed: true, repo });
+    } catch (error) {
+      return thrownFailure(c, error, log);
+    }
+  });
+
+  app.get('/index/status/:repo_id', async (c) => {
+    const repoId = c.req.param('repo_id');
+    try {
+      await host.get(repoId);
+      c.get('state').repo_id = repoId;
+      return await withTimeout(c, timeoutMs, async () => c.json(await host.status(repoId)));
+    } catch (error) {
+      return thrownFailure(c, error, log);
+    }
+  });
+
+  const repoAction = (path: string, action: (repoId: string) => Promise<unknown>): void => {
+    app.post(path, async (c) => {
+      const body = await jsonBody(c);
+      if (body instanceof Response) return body;
+      const parsed = RepoIdBody.safeParse(body, { reportInput: true });
+      if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+      try {
+        await host.get(parsed.data.repo_id);
+        c.get('state').repo_id = parsed.data.repo_id;
+        return await withTimeout(c, longTimeoutMs, async () => c.json(await action(parsed.data.repo_id)));
+      } catch (error) {
+        return thrownFailure(c, error, log);
+      }
+    });
+  };
+  repoAction('/repo/watch', (repoId) => host.watch(repoId));
+  repoAction('/repo/unwatch', (repoId) => host.unwatch(repoId));
+
+  // What a git hook or a CI step calls after a commit, merge or push: re-index that repository now.
+  app.post('/hooks/push', async (c) => {
+    const body = await jsonBody(c);
+    if (body instanceof Response) return body;
+    const parsed = PushBody.safeParse(body, { reportInput: true });
+    if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+    if ((parsed.data.repo_id === undefined) === (parsed.data.root === undefined)) return failure(c, 'BAD_REQUEST', 'name the repository by repo_id or by root (one of them)');
+    try {
+      const repo = parsed.data.repo_id !== undefined ? await host.get(parsed.data.repo_id) : await host.byRoot(parsed.data.root!);
+      c.get('state').repo_id = repo.repo_id;
+      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, { op: 'sync', force: parsed.data.force });
+    } catch (error) {
+      return thrownFailure(c, error, log);
+    }
+  });
+
+  /** Run one op for a repository through `call`: validation, freshness, safety, limits, audit. */
+  const runOp = async (c: Context<Env>, route: OpRoute, repoId: string, opRequest: Record<string, unknown>): Promise<Response> => {
+    const parsed = Request.safeParse(opRequest, { reportInput: true });
+    if (!parsed.success) {
+      const names = route.fieldNames ?? {};
+      const issues = { issues: parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.map((part) => (typeof part === 'string' ? (names[part] ?? part) : part)) })) };
+      return failure(c, 'BAD_REQUEST', describeIssues(issues));
+    }
+    const server = await host.engine(repoId);
+    const state = c.get('state');
+    state.recorded = true;
+    return withTimeout(c, route.long ? longTimeoutMs : timeoutMs, async () => {
+      const result = await call(server.engine, parsed.data, { frontend: 'http', tool: `${route.method} ${route.path}`, requestId: state.request_id, client: state.client });
+      if (result.data === undefined) return callFailure(c, result.error!);
+      if (!result.error) return c.json(result.data as object, 200);
+      // A refused read still answers what it can: a fetch that served some chunks is a success.
+      const served = route.op === 'fetch' && (result.data as { chunks: object[] }).chunks.some((chunk) => !('error' in chunk));
+      return c.json(result.data as object, served ? 200 : statusOf(result.error.code));
+    });
+  };
+
+  const callFailure = (c: Context<Env>, error: CallError): Response => failure(c, error.code, error.message, error.hint);
+
+  for (const route of OP_ROUTES) {
+    const handler = async (c: Context<Env>): Promise<Response> => {
+      let input: Record<string, unknown>;
+      if (route.method === 'GET') input = queryInput(c, route);
+      else {
+        const body = await jsonBody(c);
+        if (body instanceof Response) return body;
+        input = body;
+      }
+      const parsed = route.input.safeParse(input, { reportInput: true });
+      if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+      const args = parsed.data as Record<string, unknown>;
+      const repoId = args.repo_id as string;
+      try {
+        await host.get(repoId);
+        c.get('state').repo_id = repoId;
+        return await runOp(c, route, repoId, route.toRequest(args));
+      } catch (error) {
+        return thrownFailure(c, error, log);
+      }
+    };
+    if (route.method === 'GET') app.get(route.path, handler);
+    else app.post(route.path, handler);
+  }
+
+  // MCP over Streamable HTTP: the eight repo.* tools, one repository per session.
+  app.all('/mcp', (c) => mcp.handle(c));
+
+  app.notFound((c) => failure(c, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}: GET /openapi.json lists them`));
+  app.onError((error, c) => thrownFailure(c, error, log));
+
+  return { app, close: () => mcp.close() };
+}
+
+/** Requests not worth an audit line: the page, its assets, health checks (a monitor polls them). */
+function isQuiet(path: string): boolean {
+  return isPagePath(path) || path === '/health' || path === '/favicon.ico';
+}
+
+function isPagePath(path: string): boolean {
+  return path === '/' || path.startsWith('/assets/') || path === '/favicon.ico';
+}
+
+function outcomeOf(status: number): string {
+  const codes: Record<number, string> = { 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'BLOCKED', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED', 503: 'UNAVAILABLE' };
+  return codes[status] ?? (status >= 500 ? 'INTERNAL' : `HTTP_${status}`);
+}
+
+/** MCP sessions over Streamable HTTP: each bound to the repository its first request named. */
+class McpSessions {
+  private readonly sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; repoId: string; used: number }>();
+
+  constructor(
+    private readonly host: RepoHost,
+    private readonly options: HttpOptions,
+  ) {}
+
+  async handle(c: Context<Env>): Promise<Response> {
+    this.sweep();
+    const sessionId = c.req.header('mcp-session-id');
+    if (sessionId !== undefined) {
+      const session = this.sessions.get(sessionId);
+      if (!session) return c.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found: the server restarted or the session expired; initialize a new one' } }, 404);
+      session.used = Date.now();
+      c.get('state').repo_id = session.repoId;
+      c.get('state').recorded = true; // each tool call is recorded by the call it runs
+      return session.transport.handleRequest(c.req.raw);
+    }
+    if (c.req.method !== 'POST') return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: start a session with an initialize request (POST)' } }, 400);
+    let repoId: string;
+    try {
+      repoId = await this.repoOf(c.req.query('repo_id') ?? c.req.query('repo'));
+    } catch (error) {
+      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: errorMessage(error) } }, isRepodexError(error) && error.code === 'REPO_UNKNOWN' ? 404 : 400);
+    }
+    if (this.sessions.size >= MAX_MCP_SESSIONS) this.evictOldest();
+    const server = await this.host.engine(repoId);
+    const mcpServer = createMcpServer(server.engine, { naming: this.options.naming, log: this.options.log });
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, { transport, repoId, used: Date.now() });
+      },
+      onsessionclosed: (id) => {
+        this.sessions.delete(id);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+    };
+    await mcpServer.connect(transport);
+    c.get('state').repo_id = repoId;
+    c.get('state').recorded = true;
+    return transport.handleRequest(c.req.raw);
+  }
+
+  /** The repository a session serves: `?repo_id=` (an id or a name), or the only one registered. */
+  private async repoOf(asked: string | undefined): Promise<string> {
+    const repos = await this.host.registry.list();
+    if (asked === undefined || asked === '') {
+      if (repos.length === 1) return repos[0]!.repo_id;
+      throw new RepodexError(
+        'BAD_REQUEST',
+        repos.length === 0 ? 'no repository is registered on this server: register one (POST /repos or repodex repo add PATH)' : `name the repository: /mcp?repo_id=<id or name> (${repos.map((repo) => repo.name).join(', ')})`,
+        { selfContained: true },
+      );
+    }
+    const repo = repos.find((entry) => entry.repo_id === asked) ?? repos.find((entry) => entry.name === asked);
+    if (!repo) throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(asked)} is registered here: GET /repos lists them`, { selfContained: true });
+    return repo.repo_id;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [id, session] of this.sessions) {
+      if (now - session.used > MCP_IDLE_MS) {
+        this.sessions.delete(id);
+        void session.transport.close();
+      }
+    }
+  }
+
+  private evictOldest(): void {
+    let oldest: [string, { used: number; transport: WebStandardStreamableHTTPServerTransport }] | undefined;
+    for (const entry of this.sessions) if (!oldest || entry[1].used < oldest[1].used) oldest = entry;
+    if (oldest) {
+      this.sessions.delete(oldest[0]);
+      void oldest[1].transport.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(sessions.map((session) => session.transport.close().catch(() => undefined)));
+  }
+}
+
+/** A running server: its URL, and `close` (stops taking requests, ends MCP sessions; the host is the caller's). */
+export interface RunningHttpServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the API on `options.host:port`. Refuses any address but loopback without a token: a
+ * team server on the network answers only requests that carry it.
+ */
+export async function startHttpServer(host: RepoHost, options: HttpOptions): Promise<RunningHttpServer> {
+  if (!isLoopback(options.host) && !options.token) {
+    throw new RepodexError(
+      'BAD_REQUEST',
+      `serving on ${options.host} opens the server to the network: give it a bearer token first (--token-file FILE, a file holding a long random token, e.g. \`openssl rand -hex 32 > token\`), or bind 127.0.0.1`,
+      { selfContained: true },
+    );
+  }
+  const { app, close } = createHttpApp(host, options);
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const listening = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(listening));
+    listening.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new RepodexError('BAD_REQUEST', `port ${options.port} on ${options.host} is in use: stop what holds it, or pass --port`, { selfContained: true })
+          : new RepodexError('BAD_REQUEST', `cannot listen on ${options.host}:${options.port}: ${error.message}`, { selfContained: true }),
+      ),
+    );
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    async close() {
+      await close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+    },
+  };
+}
+

@@ -1,0 +1,288 @@
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, sep } from 'node:path';
+import { type ServerEngine, createServerEngine, openRegistry } from './compose.js';
+import { RepodexError, errorMessage, isErrnoException } from './core/errors.js';
+import type { LimitOverrides } from './core/limits.js';
+import { DATA_DIR_NAME } from './core/paths.js';
+import type { SyncProgress } from './engine/engine.js';
+import type { SyncSummary } from './engine/sync.js';
+import { type WorkerPool, workerPool } from './engine/worker-runner.js';
+import type { StoreSpec } from './store/backend.js';
+import type { RegisteredRepo, RepoRegistry } from './store/registry.js';
+
+/** What a team server is started with. */
+export interface HostOptions {
+  /** Where every repository's index lives: each one's `.repodex/`, or one PostgreSQL database. */
+  readonly store: StoreSpec;
+  /** The server's folder: its registry on the embedded store, and its own audit log. */
+  readonly folder: string;
+  /** Limits set by flags, over each repository's config. */
+  readonly limits?: LimitOverrides;
+  /** Automatic indexing on reads (default on). */
+  readonly autoIndex?: boolean;
+  /** Only roots inside these folders may be registered (default: any the server may read). */
+  readonly allowRoots?: readonly string[];
+  /** Threads for syncs and for embedding runs, shared by every repository (default 1 and 1). */
+  readonly syncThreads?: number;
+  readonly embedThreads?: number;
+  /** Quiet period before a watched repository re-indexes (default: its config's). */
+  readonly debounceMs?: number;
+  /** Where background failures are told (a watched repository's failed re-index). */
+  readonly log: (message: string) => void;
+}
+
+/** A repository's index status (seed 001 §2.8's fields), with progress while it indexes. */
+export interface IndexStatus {
+  readonly repo_id: string;
+  readonly name: string;
+  readonly root: string;
+  readonly index_status: 'pending' | 'indexing' | 'ready' | 'stale';
+  readonly last_indexed_commit: string | null;
+  readonly last_indexed_at: string | null;
+  readonly current_head: string | null;
+  readonly is_stale: boolean;
+  readonly chunk_count: number;
+  readonly files_indexed: number;
+  readonly chunks_with_embeddings: number;
+  readonly watcher_active: boolean;
+  /** How far the running sync or embedding run has come, or null. */
+  readonly progress: SyncProgress | null;
+  /** Why it is stale (files changed, HEAD moved, rules changed), and what is damaged. */
+  readonly reasons: string[];
+  readonly damage: string[];
+}
+
+/** A registered repository with its state at a glance (`GET /repos`). */
+export interface RepoListing extends RegisteredRepo {
+  readonly index_status: IndexStatus['index_status'];
+  readonly progress: SyncProgress | null;
+}
+
+/** The server's health (`GET /health`). */
+export interface HostHealth {
+  readonly ok: boolean;
+  readonly store: { readonly kind: 'fs' | 'postgres'; readonly where: string; readonly reachable: boolean; readonly problem: string | null };
+  readonly repos: { readonly total: number; readonly ready: number; readonly indexing: number; readonly stale: number; readonly pending: number };
+}
+
+const MAX_NAME_CHARS = 100;
+
+/**
+ * The repositories a team server serves: a registry (the store keeps it), and an engine per
+ * repository, opened on first use and kept, every one's syncs and embedding runs on one shared
+ * pool of worker threads — one repository's re-index never stalls another's search, and a
+ * hundred repositories do not start a hundred threads.
+ */
+export class RepoHost {
+  private readonly engines = new Map<string, Promise<ServerEngine>>();
+  private readonly pool: WorkerPool;
+  private closed = false;
+
+  private constructor(
+    readonly registry: RepoRegistry,
+    private readonly options: HostOptions,
+  ) {
+    this.pool = workerPool({ syncs: options.syncThreads ?? 1, embeds: options.embedThreads ?? 1 });
+  }
+
+  /** Open the registry (checking the store is usable) and start watching the repositories that were watched. */
+  static async open(options: HostOptions): Promise<RepoHost> {
+    const host = new RepoHost(openRegistry(options.store, options.folder), options);
+    const repos = await host.registry.list();
+    for (const repo of repos.filter((entry) => entry.watch)) {
+      host.startWatching(repo).catch((error: unknown) => options.log(`repodex: cannot watch ${repo.name} (${repo.root}): ${errorMessage(error)}`));
+    }
+    return host;
+  }
+
+  get storeKind(): 'fs' | 'postgres' {
+    return this.options.store.kind;
+  }
+
+  async list(): Promise<RepoListing[]> {
+    const repos = await this.registry.list();
+    return Promise.all(
+      repos.map(async (repo) => {
+        const engine = await this.engineOf(repo);
+        return { ...repo, index_status: await engine.engine.quickState(), progress: engine.engine.progress ?? null };
+      }),
+    );
+  }
+
+  /** The registered repository `repoId`, or REPO_UNKNOWN. */
+  async get(repoId: string): Promise<RegisteredRepo> {
+    const repo = (await this.registry.list()).find((entry) => entry.repo_id === repoId);
+    if (!repo) throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(repoId)} is registered here: GET /repos lists them, POST /repos adds one`, { selfContained: true });
+    return repo;
+  }
+
+  /** The registered repository whose root is `root` (or holds it), or REPO_UNKNOWN. */
+  async byRoot(root: string): Promise<RegisteredRepo> {
+    let real: string;
+    try {
+      real = realpathSync(root);
+    } catch {
+      real = root;
+    }
+    const repos = await this.registry.list();
+    const repo = repos.find((entry) => entry.root === real) ?? repos.find((entry) => isInside(real, entry.root));
+    if (!repo) throw new RepodexError('REPO_UNKNOWN', `no registered repository holds ${root}: register it first (repodex repo add ${root})`, { selfContained: true });
+    return repo;
+  }
+
+  /** Register a root (checked: a readable directory, a git work tree or one with .repodex/). */
+  async add(path: string, name?: string): Promise<{ repo: RegisteredRepo; created: boolean }> {
+    const root = this.checkRoot(path);
+    const label = (name ?? basename(root)).trim();
+    if (label === '' || label.length > MAX_NAME_CHARS) throw new RepodexError('BAD_REQUEST', `name must be 1 to ${MAX_NAME_CHARS} characters`);
+    return this.registry.add(root, label);
+  }
+
+  /** Stop serving a repository: its watching stops, its engine closes; its index stays. */
+  async remove(repoId: string): Promise<RegisteredRepo> {
+    const repo = await this.get(repoId);
+    const engine = this.engines.get(repoId);
+    this.engines.delete(repoId);
+    if (engine) await (await engine.catch(() => undefined))?.close();
+    await this.registry.remove(repoId);
+    return repo;
+  }
+
+  /** The engine of a registered repository (opened on first use). */
+  async engine(repoId: string): Promise<ServerEngine> {
+    return this.engineOf(await this.get(repoId));
+  }
+
+  /** Re-index a repository now (`POST /index/run`, `POST /hooks/push`): one sync at a time per repository. */
+  async sync(repoId: string, force: boolean): Promise<SyncSummary> {
+    const server = await this.engine(repoId);
+    return server.engine.sync({ force, embed: true });
+  }
+
+  /** Re-index the repository as its files change (seed 001 §2.7), from now and after restarts. */
+  async watch(repoId: string): Promise<IndexStatus> {
+    const repo = await this.get(repoId);
+    await this.startWatching(repo);
+    await this.registry.setWatch(repoId, true);
+    return this.status(repoId);
+  }
+
+  async unwatch(repoId: string): Promise<IndexStatus> {
+    const server = await this.engine(repoId);
+    await server.unwatch();
+    await this.registry.setWatch(repoId, false);
+    return this.status(repoId);
+  }
+
+  /** Seed 001 §2.8's status of one repository, with progress. */
+  async status(repoId: string): Promise<IndexStatus> {
+    const repo = await this.get(repoId);
+    const server = await this.engineOf(repo);
+    const report = await server.engine.status();
+    const progress = server.engine.progress ?? null;
+    const indexed = report.git?.indexed_commit ?? null;
+    const head = report.git?.head ?? null;
+    const state = progress ? 'indexing' : report.state;
+    return {
+      repo_id: repo.repo_id,
+      name: repo.name,
+      root: repo.root,
+      index_status: state,
+      last_indexed_commit: indexed,
+      last_indexed_at: report.last_sync,
+      current_head: head,
+      is_stale: report.state === 'stale' || (head !== null && head !== indexed),
+      chunk_count: report.chunks,
+      files_indexed: report.files_indexed,
+      chunks_with_embeddings: report.semantic?.vectors ?? 0,
+      watcher_active: server.watching,
+      progress,
+      reasons: report.reasons,
+      damage: report.damage,
+    };
+  }
+
+  /** Liveness: the store answers, and the repositories by state. */
+  async health(): Promise<HostHealth> {
+    const where = this.registry.where;
+    let repos: RepoListing[];
+    try {
+      repos = await this.list();
+    } catch (error) {
+      return { ok: false, store: { kind: this.storeKind, where, reachable: false, problem: errorMessage(error) }, repos: { total: 0, ready: 0, indexing: 0, stale: 0, pending: 0 } };
+    }
+    const count = (state: IndexStatus['index_status']): number => repos.filter((repo) => repo.index_status === state).length;
+    return {
+      ok: true,
+      store: { kind: this.storeKind, where, reachable: true, problem: null },
+      repos: { total: repos.length, ready: count('ready'), indexing: count('indexing'), stale: count('stale'), pending: count('pending') },
+    };
+  }
+
+  /** Stop every repository's watching and engine, then the worker threads. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const engines = [...this.engines.values()];
+    this.engines.clear();
+    await Promise.all(engines.map(async (engine) => (await engine.catch(() => undefined))?.close()));
+    await this.pool.close();
+    await this.registry.audit.settled();
+  }
+
+  private engineOf(repo: RegisteredRepo): Promise<ServerEngine> {
+    if (this.closed) return Promise.reject(new RepodexError('INTERNAL', 'the server is stopping'));
+    let engine = this.engines.get(repo.repo_id);
+    if (!engine) {
+      engine = createServerEngine({
+        root: repo.root,
+        store: this.options.store.kind === 'fs' ? 'fs' : this.options.store.url,
+        pool: this.pool,
+        limits: this.options.limits,
+        autoIndex: this.options.autoIndex,
+      });
+      // A repository that could not be opened (its folder gone) is tried again on the next request.
+      engine.catch(() => this.engines.delete(repo.repo_id));
+      this.engines.set(repo.repo_id, engine);
+    }
+    return engine;
+  }
+
+  private async startWatching(repo: RegisteredRepo): Promise<void> {
+    const server = await this.engineOf(repo);
+    await server.watch(this.options.debounceMs, {
+      onError: (error) => this.options.log(`repodex: re-indexing ${repo.name} failed: ${errorMessage(error)} (still watching)`),
+    });
+  }
+
+  /** The absolute, real root of `path`, or a request error naming what is wrong with it. */
+  private checkRoot(path: string): string {
+    const refuse = (why: string): RepodexError => new RepodexError('BAD_REQUEST', `root ${JSON.stringify(path)} ${why}`, { selfContained: true });
+    if (!isAbsolute(path)) throw refuse('must be an absolute path (as the server sees it)');
+    let root: string;
+    try {
+      root = realpathSync(path);
+    } catch (error) {
+      throw refuse(isErrnoException(error, 'ENOENT') ? 'does not exist on the server' : `cannot be read by the server (${errorMessage(error)})`);
+    }
+    if (!statSync(root).isDirectory()) throw refuse('is not a directory');
+    try {
+      accessSync(root, constants.R_OK | constants.X_OK);
+    } catch {
+      throw refuse('is a directory the server may not read: give the user the server runs as read access, or register another root');
+    }
+    const allowed = this.options.allowRoots;
+    if (allowed && allowed.length > 0 && !allowed.some((folder) => root === folder || isInside(root, folder))) {
+      throw refuse(`is outside the folders this server serves (${allowed.join(', ')}; --allow-roots on serve)`);
+    }
+    if (!existsSync(join(root, '.git')) && !existsSync(join(root, DATA_DIR_NAME))) {
+      throw refuse(`is neither a git work tree nor a folder with ${DATA_DIR_NAME}/: register the top of a checkout, or run \`repodex init\` there first`);
+    }
+    return root;
+  }
+}
+
+/** Whether `path` is strictly inside `folder` (both absolute and real). */
+function isInside(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(`..${sep}`);
+}
