@@ -4,7 +4,7 @@ import { type ServerEngine, createServerEngine, openRegistry } from './compose.j
 import { RepodexError, errorMessage, isErrnoException } from './core/errors.js';
 import type { LimitOverrides } from './core/limits.js';
 import { DATA_DIR_NAME } from './core/paths.js';
-import type { SyncProgress } from './engine/engine.js';
+import { type SyncProgress, isLexicalPhase } from './engine/engine.js';
 import type { SyncSummary } from './engine/sync.js';
 import { type WorkerPool, workerPool } from './engine/worker-runner.js';
 import type { StoreSpec } from './store/backend.js';
@@ -45,7 +45,7 @@ export interface IndexStatus {
   readonly files_indexed: number;
   readonly chunks_with_embeddings: number;
   readonly watcher_active: boolean;
-  /** How far the running sync or embedding run has come, or null. */
+  /** How far the running sync or embedding run has come, or null (index_status is `indexing` only while the lexical index is built: vectors are made after it, in the background). */
   readonly progress: SyncProgress | null;
   /** Why it is stale (files changed, HEAD moved, rules changed), and what is damaged. */
   readonly reasons: string[];
@@ -56,13 +56,15 @@ export interface IndexStatus {
 export interface RepoListing extends RegisteredRepo {
   readonly index_status: IndexStatus['index_status'];
   readonly progress: SyncProgress | null;
+  /** Why the repository cannot be served now (its root is gone or unreadable), or null. */
+  readonly problem: string | null;
 }
 
 /** The server's health (`GET /health`). */
 export interface HostHealth {
   readonly ok: boolean;
   readonly store: { readonly kind: 'fs' | 'postgres'; readonly where: string; readonly reachable: boolean; readonly problem: string | null };
-  readonly repos: { readonly total: number; readonly ready: number; readonly indexing: number; readonly stale: number; readonly pending: number };
+  readonly repos: { readonly total: number; readonly ready: number; readonly indexing: number; readonly stale: number; readonly pending: number; readonly unavailable: number };
 }
 
 const MAX_NAME_CHARS = 100;
@@ -103,8 +105,12 @@ export class RepoHost {
     const repos = await this.registry.list();
     return Promise.all(
       repos.map(async (repo) => {
-        const engine = await this.engineOf(repo);
-        return { ...repo, index_status: await engine.engine.quickState(), progress: engine.engine.progress ?? null };
+        try {
+          const engine = await this.engineOf(repo);
+          return { ...repo, index_status: await engine.engine.quickState(), progress: engine.engine.progress ?? null, problem: null };
+        } catch (error) {
+          return { ...repo, index_status: 'pending' as const, progress: null, problem: errorMessage(error) };
+        }
       }),
     );
   }
@@ -182,7 +188,7 @@ export class RepoHost {
     const progress = server.engine.progress ?? null;
     const indexed = report.git?.indexed_commit ?? null;
     const head = report.git?.head ?? null;
-    const state = progress ? 'indexing' : report.state;
+    const state = progress && isLexicalPhase(progress.phase) ? 'indexing' : report.state;
     return {
       repo_id: repo.repo_id,
       name: repo.name,
@@ -209,13 +215,13 @@ export class RepoHost {
     try {
       repos = await this.list();
     } catch (error) {
-      return { ok: false, store: { kind: this.storeKind, where, reachable: false, problem: errorMessage(error) }, repos: { total: 0, ready: 0, indexing: 0, stale: 0, pending: 0 } };
+      return { ok: false, store: { kind: this.storeKind, where, reachable: false, problem: errorMessage(error) }, repos: { total: 0, ready: 0, indexing: 0, stale: 0, pending: 0, unavailable: 0 } };
     }
-    const count = (state: IndexStatus['index_status']): number => repos.filter((repo) => repo.index_status === state).length;
+    const count = (state: IndexStatus['index_status']): number => repos.filter((repo) => repo.problem === null && repo.index_status === state).length;
     return {
       ok: true,
       store: { kind: this.storeKind, where, reachable: true, problem: null },
-      repos: { total: repos.length, ready: count('ready'), indexing: count('indexing'), stale: count('stale'), pending: count('pending') },
+      repos: { total: repos.length, ready: count('ready'), indexing: count('indexing'), stale: count('stale'), pending: count('pending'), unavailable: repos.filter((repo) => repo.problem !== null).length },
     };
   }
 

@@ -552,6 +552,8 @@ export class Engine {
       const progress = this.tracking(onEvent);
       progress.onEvent({ type: 'scan', files: 0 });
       const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, progress.onEvent).finally(progress.done);
+      // The runner may have committed on a store object of its own (a worker thread's).
+      this.store.forgetStamp();
       this.cached = undefined;
       this.probe.synced(mark, summary.generation);
       await this.store.control.analytics.repair();
@@ -568,7 +570,7 @@ export class Engine {
    * (changed files, damage).
    */
   async quickState(): Promise<'pending' | 'indexing' | 'ready' | 'stale'> {
-    if (this.progressNow || (await this.store.syncRunning())) return 'indexing';
+    if ((this.progressNow && isLexicalPhase(this.progressNow.phase)) || (await this.store.syncRunning())) return 'indexing';
     let meta: IndexMeta | undefined;
     try {
       meta = await this.store.readMeta();
@@ -863,6 +865,11 @@ export interface SyncProgress {
   readonly total: number | null;
   /** When the run started (ISO 8601). */
   readonly started_at: string;
+}
+
+/** Whether a phase is the lexical index's (scan, index, write): while vectors are made, the index is already there. */
+export function isLexicalPhase(phase: SyncProgress['phase']): boolean {
+  return phase === 'scan' || phase === 'index' || phase === 'write';
 }
 
 function progressOf(event: SyncEvent, before: SyncProgress | undefined, started_at: string): SyncProgress {

@@ -53,6 +53,7 @@ class Lane {
   private readonly queue: Ticket[] = [];
   /** Threads being started (not in `threads` yet). */
   private starting = 0;
+  private readonly startingThreads = new Set<Promise<Thread>>();
   private closed = false;
 
   constructor(
@@ -109,10 +110,16 @@ class Lane {
       if (!thread) {
         if (this.threads.length + this.starting >= this.size) return;
         this.starting++;
+        const started = this.start();
+        this.startingThreads.add(started);
         try {
-          await this.start();
+          await started;
+        } catch (error) {
+          if (this.closed) return;
+          throw error;
         } finally {
           this.starting--;
+          this.startingThreads.delete(started);
         }
         continue;
       }
@@ -129,6 +136,11 @@ class Lane {
     const { Worker: WorkerClass } = await import('node:worker_threads');
     const worker = new WorkerClass(this.script);
     worker.unref();
+    // Closed while this thread was starting: it would never be stopped (and would keep the process alive).
+    if (this.closed) {
+      await worker.terminate();
+      throw new RepodexError('INTERNAL', 'the sync workers were stopped');
+    }
     const thread: Thread = { worker, ticket: undefined };
     this.threads.push(thread);
     worker.on('message', (reply: WorkerReply) => {
@@ -159,6 +171,8 @@ class Lane {
   async close(): Promise<void> {
     this.closed = true;
     for (const ticket of this.queue.splice(0)) ticket.resolve(ABORTED);
+    // A thread still starting stops itself once it sees the lane closed.
+    await Promise.allSettled([...this.startingThreads]);
     const threads = this.threads.splice(0);
     // An idle worker is unref'd: ref it while it stops, or nothing keeps the event loop alive
     // until it has, and a process awaiting this at the top level ends with Node's exit code 13.

@@ -342,6 +342,11 @@ export interface IndexStore {
   readMeta(): Promise<IndexMeta | undefined>;
   /** A cheap value that changes whenever a generation is committed or the index is removed. */
   stamp(): Promise<string>;
+  /**
+   * The next stamp reads the store again: a generation was just committed by a writer this store
+   * object did not see (a sync in a worker thread). A store whose stamps always read is unaffected.
+   */
+  forgetStamp(): void;
   /** Open the current generation; what is read is loaded on demand (a catalog does not load postings). */
   open(): Promise<IndexView>;
   /** Start a new generation: on top of `base` (incremental) or from nothing (`undefined`: full rebuild). */

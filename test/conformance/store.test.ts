@@ -105,6 +105,21 @@ for (const backend of testBackends()) {
       expect((await store.readMeta())!.generation).toBe(2);
     });
 
+    it('after forgetStamp, a stamp sees a generation another store object committed (a server whose sync ran in a worker thread)', async () => {
+      const { store, root } = fresh();
+      expect(await store.stamp()).toBe('');
+      const worker = openStore(root, spec);
+      await commit(worker, [file('src/a.ts', ['alpha'], 1)]);
+      store.forgetStamp();
+      const first = await store.stamp();
+      expect(first).not.toBe('');
+      expect((await store.open()).meta.generation).toBe(1);
+      await commit(worker, [file('src/b.ts', ['beta'], 2)], { incremental: true });
+      store.forgetStamp();
+      expect(await store.stamp()).not.toBe(first);
+      expect((await store.open()).findFile('src/b.ts')).toBeGreaterThanOrEqual(0);
+    });
+
     it('readers see nothing of a generation until it commits, and a view keeps answering from its own generation', async () => {
       const { store } = fresh();
       await commit(store, [file('src/a.ts', ['alpha'], 1)]);

@@ -35,7 +35,11 @@ import {
   printDistribute,
 } from './printers.js';
 import { progressBar } from './progress.js';
+import { DEFAULT_SERVER, ServerClient, clientToken, remoteCommand, runRemote, runRepoCommand } from './remote.js';
 import { type Style, styleFor } from './style.js';
+
+/** Options of the commands that can run on a team server (`--repo ID`). */
+const REMOTE_OPTIONS = { repo: { type: 'string' }, server: { type: 'string' }, 'token-file': { type: 'string' } } as const;
 
 const GLOBAL_OPTIONS = {
   root: { type: 'string' },
@@ -74,7 +78,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       'vector queries scan every vector or use the nearest-neighbour graph (embeddings.ann_from), and',
       'query analytics.',
     ].join('\n'),
-    options: {},
+    options: { ...REMOTE_OPTIONS },
   },
   sync: {
     summary: 'bring the index up to date (only changed files are read)',
@@ -92,7 +96,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  --embeddings P       use embedder P from now on (written to config.json): builtin, onnx (needs',
       '                       embeddings.model_path), openai (needs embeddings.url, model, dim) or off',
     ].join('\n'),
-    options: { force: { type: 'boolean' }, embeddings: { type: 'string' } },
+    options: { ...REMOTE_OPTIONS, force: { type: 'boolean' }, embeddings: { type: 'string' } },
   },
   search: {
     summary: 'ranked candidate chunks for an English query',
@@ -111,7 +115,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  --glob G         only paths matching G, e.g. "src/**/*.ts" or "*.py"',
       '  --lang L         only one language, e.g. typescript, python, go, markdown',
     ].join('\n'),
-    options: { q: { type: 'string' }, 'top-k': { type: 'string' }, mode: { type: 'string' }, glob: { type: 'string' }, lang: { type: 'string' } },
+    options: { ...REMOTE_OPTIONS, q: { type: 'string' }, 'top-k': { type: 'string' }, mode: { type: 'string' }, glob: { type: 'string' }, lang: { type: 'string' } },
   },
   fetch: {
     summary: 'line-numbered text of chunks by id (at most 5 ids, 120 lines each)',
@@ -122,20 +126,20 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  --ids A,B,…       chunk ids from a search (or give them as arguments)',
       '  --max-lines N     lines per chunk (default 120, at most 120)',
     ].join('\n'),
-    options: { ids: { type: 'string' }, 'max-lines': { type: 'string' } },
+    options: { ...REMOTE_OPTIONS, ids: { type: 'string' }, 'max-lines': { type: 'string' } },
   },
   open: {
     summary: 'a bounded, line-numbered range of any file in the repository',
     usage: 'repodex open PATH [--start N] [--end M]',
     details: '  --start N   first line (default 1)\n  --end M     last line (at most 120 lines are returned; `next_start` says where to continue)\nSandboxed: no paths outside the root, no secrets.',
-    options: { start: { type: 'string' }, end: { type: 'string' } },
+    options: { ...REMOTE_OPTIONS, start: { type: 'string' }, end: { type: 'string' } },
   },
   outline: {
     summary: 'the declarations of one file (classes, functions, methods, types, …)',
     usage: 'repodex outline PATH',
     details:
       'Nested and conditional declarations included, with parent, scope and control-flow context; nothing is executed.\nServed from the index when the file is unchanged since the last sync, else parsed now.',
-    options: {},
+    options: { ...REMOTE_OPTIONS },
   },
   files: {
     summary: 'the catalogued files, with size, mtime, language and state',
@@ -145,7 +149,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  --limit N          at most N files (default 1000, at most 10000)',
       '  --include-hidden   also files under a name starting with "." (.github/, .eslintrc.json)',
     ].join('\n'),
-    options: { glob: { type: 'string' }, limit: { type: 'string' }, 'include-hidden': { type: 'boolean' } },
+    options: { ...REMOTE_OPTIONS, glob: { type: 'string' }, limit: { type: 'string' }, 'include-hidden': { type: 'boolean' } },
   },
   bundle: {
     summary: 'the context a task needs: cited excerpts with reasons, within a budget',
@@ -159,7 +163,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  --include-tests   let test files in (left out by default)',
       '  --format F        md (default) or json (the same as --json)',
     ].join('\n'),
-    options: { 'max-files': { type: 'string' }, 'max-lines': { type: 'string' }, 'include-tests': { type: 'boolean' }, format: { type: 'string' } },
+    options: { ...REMOTE_OPTIONS, 'max-files': { type: 'string' }, 'max-lines': { type: 'string' }, 'include-tests': { type: 'boolean' }, format: { type: 'string' } },
   },
   audit: {
     summary: 'recent calls from every front end (.repodex/audit.jsonl, or the audit_log table on a PostgreSQL store)',
@@ -170,7 +174,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       '  --since T   only calls from T on: an ISO time (2026-11-24T10:00:00Z) or a duration back from now (15m, 2h, 7d)',
       '  --limit N   the newest N calls (default 50, at most 1000)',
     ].join('\n'),
-    options: { since: { type: 'string' }, limit: { type: 'string' } },
+    options: { ...REMOTE_OPTIONS, since: { type: 'string' }, limit: { type: 'string' } },
   },
   verify: {
     summary: 'check every checksum, size, version and cross-reference of the index',
@@ -221,6 +225,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       '                         (default $XDG_STATE_HOME/repodex/server, or ~/.local/state/repodex/server)',
       '  --allow-roots D,D      only repositories inside these folders may be registered',
       '  --sync-threads N       threads re-indexing repositories, shared by all of them (default 1)',
+      '  --debounce-ms N        quiet period before a watched repository re-indexes (default: its config, 500)',
       '  --rate-limit N         requests a minute per client (default 6000; 0: no limit)',
       '  --max-body-bytes N     largest request body (default 1048576)',
       '  --request-timeout-ms N longest a request waits for its answer (default 30000; index runs 10 minutes)',
@@ -247,6 +252,21 @@ const COMMANDS: Record<string, CommandSpec> = {
       'cors-origin': { type: 'string' },
       ...Object.fromEntries(LIMIT_NAMES.map((limit) => [LIMITS[limit].flag.slice(2), { type: 'string' as const }])),
     },
+  },
+  repo: {
+    summary: 'the repositories of a team server: repo add PATH | list | remove ID | watch ID | unwatch ID | status ID',
+    usage: 'repodex repo add PATH [--name N] | list | remove ID | watch ID | unwatch ID | status ID  [--server URL]',
+    details: [
+      'Talks to a team server (repodex serve --http): --server URL, else REPODEX_SERVER, else http://127.0.0.1:7800.',
+      'A bearer token comes from --token-file F, else REPODEX_TOKEN. ID is a repository id or its name.',
+      '  add PATH        register the repository at PATH (as the server sees it: the server must be able to read it)',
+      '  list            every repository, with its state (ready, indexing done/total, stale, pending)',
+      '  remove ID       stop serving it (its index stays)',
+      '  watch ID        re-index it as files change (kept across server restarts); unwatch ID stops that',
+      '  status ID       its index status: state, indexed commit vs HEAD, files, chunks, vectors, progress',
+      'Other commands run on a server with --repo ID: repodex search --repo app "retry logic", repodex sync --repo app.',
+    ].join('\n'),
+    options: { ...REMOTE_OPTIONS, name: { type: 'string' } },
   },
   index: {
     summary: 'other names: index build|query|status|clean|verify (= sync, search --mode hybrid, status, clean, verify)',
@@ -297,6 +317,8 @@ function mainHelp(): string {
     '  --json       print the result as JSON (the same object the JSONL protocol returns)',
     '  --indexing=off  never build or refresh the index automatically (as REPODEX_INDEXING=0)',
     '  -h, --help   help for a command',
+    '  --repo ID    run the command on a team server (status, sync, search, fetch, open, outline, files,',
+    '               bundle, audit): --server URL or REPODEX_SERVER, default http://127.0.0.1:7800',
     '',
     'quick start: repodex search "where is the config loaded"',
   ].join('\n');
@@ -498,10 +520,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       emit(report, (data) => printDistribute(data));
       return 0;
     }
-    const engine = createEngine({ root, requireRepository: name !== 'init', store, autoIndex });
-    // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too.
-    const repoPath = (path: string): string => cliPath(engine.root, path);
-    /** Run one request as a call (audit log, response cap); refusals print their answer and exit 1. */
+    if (name === 'repo') {
+      const client = new ServerClient(serverUrl(values), clientToken(values['token-file'] as string | undefined));
+      const output = await runRepoCommand(client, positionals[0], positionals.slice(1), { name: values.name as string | undefined, json });
+      if (output.stdout !== undefined) out(output.stdout);
+      return output.code;
+    }
+    // `--repo ID`: the command runs on a team server, for one of its repositories.
+    let remote: { client: ServerClient; repoId: string } | undefined;
+    if (values.repo !== undefined) {
+      if (root !== undefined || store !== undefined) throw new RepodexError('BAD_REQUEST', '--repo runs the command on a server, which has its own roots and store: leave out --root and --store');
+      const client = new ServerClient(serverUrl(values), clientToken(values['token-file'] as string | undefined));
+      remote = { client, repoId: await client.repoId(String(values.repo)) };
+    }
+    const local = remote ? undefined : createEngine({ root, requireRepository: name !== 'init', store, autoIndex });
+    // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too. On a server: from the repository's root.
+    const repoPath = (path: string): string => (local ? cliPath(local.root, path) : path);
     /**
      * Run one request as a call (audit log, response cap). A refusal (a blocked or missing file, a
      * chunk that is gone) exits 1 and, without --json, is printed on stderr only: `repodex open x > out`
@@ -509,7 +543,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
      * caller's frame) before it is printed.
      */
     const run = async <O extends Op>(request: RequestOf<O>, human: (data: ResponseOf<O>, style: Style) => string, refine?: (data: ResponseOf<O>) => ResponseOf<O>): Promise<number> => {
-      const result = await call(engine, request, { ...handleOptions, frontend: 'cli' });
+      if (remote) {
+        const output = await runRemote(remote.client, remoteCommand(name, remote.repoId, request), json, io.stdout);
+        if (output.stdout !== undefined) out(output.stdout);
+        if (output.stderr !== undefined) io.stderr.write(`${output.stderr}\n`);
+        return output.code;
+      }
+      if (!local) throw new RepodexError('INTERNAL', `${name} has no engine here`);
+      const result = await call(local, request, { ...handleOptions, frontend: 'cli' });
       progress?.clear();
       if (result.data === undefined) return reportCallError(result.error!, json, io);
       const data = refine ? refine(result.data) : result.data;
@@ -560,13 +601,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await run(
           parseRequest({ op: 'open', path: repoPath(path), start_line: start, end_line: end }),
           (report, style) => printOpen(report, style, path),
-          (report) => withPathSuggestion(report, engine.root, path, 'open'),
+          (report) => (local ? withPathSuggestion(report, local.root, path, 'open') : report),
         );
       }
       case 'outline': {
         const [path, ...extra] = positionals;
         if (path === undefined || extra.length > 0) throw new RepodexError('BAD_REQUEST', 'outline needs exactly one path: repodex outline src/router.ts');
-        return await run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline, (report) => withPathSuggestion(report, engine.root, path, 'outline'));
+        return await run(parseRequest({ op: 'outline', path: repoPath(path) }), printOutline, (report) => (local ? withPathSuggestion(report, local.root, path, 'outline') : report));
       }
       case 'files':
         return await run(
@@ -652,7 +693,7 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
     if (problem) throw new RepodexError('BAD_REQUEST', problem);
     limits[limit] = value;
   }
-  if (values.http === true) return runTeamServerCommand(values, root, io, stop, limits, naming as ToolNaming | undefined, positionals);
+  if (values.http === true) return runTeamServerCommand(values, root, io, stop, limits, naming as ToolNaming | undefined, positionals, debounce);
   const httpOnly = ['port', 'host', 'token-file', 'data-dir', 'allow-roots', 'sync-threads', 'rate-limit', 'max-body-bytes', 'request-timeout-ms', 'cors-origin'].find((flag) => values[flag] !== undefined);
   if (httpOnly) throw new RepodexError('BAD_REQUEST', `--${httpOnly} is an option of the team server: repodex serve --http --${httpOnly} …`);
   const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined, autoIndex: indexingFlag(values.indexing as string | undefined) });
@@ -698,6 +739,11 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
   }
 }
 
+/** The team server a client command talks to: --server, else REPODEX_SERVER, else the default address. */
+function serverUrl(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): string {
+  return (values.server as string | undefined) ?? (env.REPODEX_SERVER || DEFAULT_SERVER);
+}
+
 /** A whole number flag within [min, max], or undefined when not given. */
 function boundedInt(flag: string, value: string | boolean | undefined, min: number, max: number): number | undefined {
   const n = toInt(flag, value as string | undefined);
@@ -720,6 +766,7 @@ async function runTeamServerCommand(
   limits: Record<string, number>,
   naming: ToolNaming | undefined,
   positionals: readonly string[],
+  debounceMs: number | undefined,
 ): Promise<number> {
   if (values.watch === true) throw new RepodexError('BAD_REQUEST', 'a team server watches repositories one by one: POST /repo/watch or `repodex repo watch ID`, not --watch');
   if (root !== undefined) throw new RepodexError('BAD_REQUEST', 'a team server serves many repositories: give their roots as arguments (repodex serve --http ~/code/app), not --root');
@@ -739,6 +786,7 @@ async function runTeamServerCommand(
       folder: resolve((values['data-dir'] as string | undefined) ?? defaultServerFolder()),
       ...(values['allow-roots'] !== undefined ? { allowRoots: String(values['allow-roots']).split(',').map((part) => part.trim()).filter(Boolean) } : {}),
       ...optional('syncThreads', boundedInt('--sync-threads', values['sync-threads'], 1, 64)),
+      ...optional('debounceMs', debounceMs),
       ...optional('ratePerMinute', boundedInt('--rate-limit', values['rate-limit'], 0, 10_000_000)),
       ...optional('bodyLimitBytes', boundedInt('--max-body-bytes', values['max-body-bytes'], 1024, 1 << 30)),
       ...optional('timeoutMs', boundedInt('--request-timeout-ms', values['request-timeout-ms'], 100, 3_600_000)),

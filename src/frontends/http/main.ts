@@ -14,6 +14,8 @@ export interface TeamServerOptions extends Omit<HttpOptions, 'token' | 'log' | '
   readonly folder: string;
   readonly allowRoots?: readonly string[];
   readonly syncThreads?: number;
+  /** Quiet period before a watched repository re-indexes (default: each one's config). */
+  readonly debounceMs?: number;
   readonly limits?: LimitOverrides;
   readonly autoIndex?: boolean;
   readonly naming?: McpOptions['naming'];
@@ -53,6 +55,7 @@ export async function runTeamServer(options: TeamServerOptions, stop: AbortSigna
     ...(options.autoIndex !== undefined ? { autoIndex: options.autoIndex } : {}),
     ...(options.allowRoots ? { allowRoots: options.allowRoots.map((folder) => resolve(folder)) } : {}),
     ...(options.syncThreads !== undefined ? { syncThreads: options.syncThreads } : {}),
+    ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     log: options.log,
   });
   let server: RunningHttpServer | undefined;

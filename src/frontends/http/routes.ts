@@ -142,7 +142,7 @@ const State = z.enum(['pending', 'indexing', 'ready', 'stale']);
 
 export const RepoSchema = z.object({ repo_id: z.string(), root: z.string(), name: z.string(), added_at: z.string(), watch: z.boolean() });
 
-export const RepoListing = z.object({ ...RepoSchema.shape, index_status: State, progress: Progress });
+export const RepoListing = z.object({ ...RepoSchema.shape, index_status: State, progress: Progress, problem: nullableString });
 
 export const ReposResponse = z.object({ repos: z.array(RepoListing) });
 
@@ -171,7 +171,7 @@ export const HealthResponse = z.object({
   version: z.string(),
   uptime_s: z.number(),
   store: z.object({ kind: z.enum(['fs', 'postgres']), where: z.string(), reachable: z.boolean(), problem: nullableString }),
-  repos: z.object({ total: z.int(), ready: z.int(), indexing: z.int(), stale: z.int(), pending: z.int() }),
+  repos: z.object({ total: z.int(), ready: z.int(), indexing: z.int(), stale: z.int(), pending: z.int(), unavailable: z.int() }),
 });
 
 export const ErrorResponse = z.object({ ok: z.literal(false), code: z.string(), error: z.string(), hint: z.optional(z.string()), request_id: z.string() });

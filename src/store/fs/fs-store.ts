@@ -115,6 +115,9 @@ export class FsStore implements IndexStore {
     return stat ? `${stat.ino}:${stat.mtimeNs}:${stat.size}` : '';
   }
 
+  /** Every stamp reads meta.json's identity: nothing to forget. */
+  forgetStamp(): void {}
+
   private path(name: string): string {
     return join(this.dataDir, name);
   }

@@ -111,6 +111,10 @@ export class PgStore implements IndexStore {
     return stamp;
   }
 
+  forgetStamp(): void {
+    this.proof?.forget();
+  }
+
   private proofOf(id: string): GenerationProof {
     if (this.proof?.repoId !== id) this.proof = new GenerationProof(this.pool, id);
     return this.proof;

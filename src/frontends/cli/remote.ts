@@ -1,0 +1,204 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ERROR_CODES, type ErrorCode, RepodexError, errorMessage } from '../../core/errors.js';
+import { humanSafe, printAudit, printBundle, printFetch, printFiles, printOpen, printOutline, printSearch, printStatus, printSyncSummary } from './printers.js';
+import { type Style, styleFor } from './style.js';
+
+/** Where the CLI finds a team server: --server, else REPODEX_SERVER, else the default address. */
+export const DEFAULT_SERVER = 'http://127.0.0.1:7800';
+
+/** The answer of a server request: its status and body. */
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** A team server, as the CLI talks to it (`--server URL`, a bearer token from REPODEX_TOKEN or --token-file). */
+export class ServerClient {
+  private readonly base: string;
+
+  constructor(
+    url: string,
+    private readonly token: string | undefined,
+  ) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new RepodexError('BAD_REQUEST', `--server ${JSON.stringify(url)} is not a URL: give one such as ${DEFAULT_SERVER}`, { selfContained: true });
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new RepodexError('BAD_REQUEST', `--server ${url} must be an http:// or https:// URL`, { selfContained: true });
+    this.base = url.replace(/\/+$/, '');
+  }
+
+  async send(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<Answer> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method,
+        headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? errorMessage(error);
+      throw new RepodexError('SERVER_UNAVAILABLE', `no repodex server answers at ${this.base} (${cause})`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new RepodexError('SERVER_UNAVAILABLE', `${this.base} answered ${response.status} with something that is not a repodex answer: is it a repodex server?`, { selfContained: true });
+    }
+    return { status: response.status, body: parsed };
+  }
+
+  /** The body of a successful answer; a failure `{ok:false, code, error}` becomes the error it names. */
+  async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<unknown> {
+    const answer = await this.send(method, path, body);
+    const failure = failureOf(answer);
+    if (failure) throw failure;
+    return answer.body;
+  }
+
+  /** A repository id for `--repo`: an id as it is, or a name or root looked up in the server's list. */
+  async repoId(asked: string): Promise<string> {
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(asked)) return asked;
+    const { repos } = (await this.call('GET', '/repos')) as { repos: { repo_id: string; name: string; root: string }[] };
+    const root = resolve(asked);
+    const matches = repos.filter((repo) => repo.name === asked || repo.root === root);
+    if (matches.length === 1) return matches[0]!.repo_id;
+    if (matches.length > 1) throw new RepodexError('BAD_REQUEST', `${matches.length} repositories are named ${asked}: give an id (repodex repo list)`, { selfContained: true });
+    throw new RepodexError('REPO_UNKNOWN', `no repository named ${JSON.stringify(asked)} on ${this.base}: repodex repo list shows them, repodex repo add PATH adds one`, { selfContained: true });
+  }
+}
+
+/** A server's failure answer as the error it names (codes only a server has, such as RATE_LIMITED, are named in the message), or undefined for a success or a refused read. */
+function failureOf(answer: Answer): RepodexError | undefined {
+  const body = answer.body as { ok?: unknown; code?: unknown; error?: unknown; hint?: unknown };
+  if (answer.status < 400 || body === null || typeof body !== 'object' || body.ok !== false) return undefined;
+  const code = typeof body.code === 'string' ? body.code : '';
+  const message = `${String(body.error ?? `the server answered ${answer.status}`)}${typeof body.hint === 'string' ? ` (${body.hint})` : ''}`;
+  const known: ErrorCode = code in ERROR_CODES ? (code as ErrorCode) : answer.status >= 500 ? 'SERVER_UNAVAILABLE' : 'BAD_REQUEST';
+  return new RepodexError(known, code in ERROR_CODES || code === '' ? message : `${message} [${code}]`, { selfContained: true });
+}
+
+/** The bearer token for a server: --token-file, else REPODEX_TOKEN, else none. */
+export function clientToken(tokenFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (tokenFile !== undefined) {
+    try {
+      return readFileSync(tokenFile, 'utf8').split(/\r?\n/)[0]!.trim();
+    } catch (error) {
+      throw new RepodexError('BAD_REQUEST', `--token-file ${tokenFile} cannot be read: ${errorMessage(error)}`, { selfContained: true });
+    }
+  }
+  const token = env.REPODEX_TOKEN?.trim();
+  return token ? token : undefined;
+}
+
+/** What a remote command prints, and its exit code. */
+export interface RemoteOutput {
+  readonly stdout?: string;
+  readonly stderr?: string;
+  readonly code: number;
+}
+
+type Printer<T> = (data: T, style: Style) => string;
+
+/** A command's request to the server and how its answer is printed. */
+interface RemoteCommand {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly path: string;
+  readonly body?: Record<string, unknown>;
+  readonly print: Printer<never>;
+}
+
+/** The request `repodex <name> --repo ID …` sends, from the request the command would run here. */
+export function remoteCommand(name: string, repoId: string, request: Record<string, unknown>): RemoteCommand {
+  const query = (fields: Record<string, unknown>): string =>
+    `?${new URLSearchParams(Object.entries({ repo_id: repoId, ...fields }).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)] as [string, string]]))).toString()}`;
+  switch (name) {
+    case 'status':
+      return { method: 'GET', path: `/status${query({})}`, print: printStatus as Printer<never> };
+    case 'sync':
+      return { method: 'POST', path: '/index/run', body: { repo_id: repoId, force: request.force }, print: printSyncSummary as Printer<never> };
+    case 'search':
+      return { method: 'POST', path: '/search', body: { repo_id: repoId, query: request.q, top_k: request.top_k, mode: request.mode, glob: request.glob, lang: request.lang }, print: printSearch as Printer<never> };
+    case 'fetch':
+      return { method: 'POST', path: '/fetch', body: { repo_id: repoId, ids: request.ids, max_lines: request.max_lines }, print: printFetch as Printer<never> };
+    case 'open':
+      return { method: 'GET', path: `/open${query({ path: request.path, start: request.start_line, end: request.end_line })}`, print: printOpen as Printer<never> };
+    case 'outline':
+      return { method: 'GET', path: `/outline${query({ path: request.path })}`, print: printOutline as Printer<never> };
+    case 'files':
+      return { method: 'GET', path: `/files${query({ glob: request.glob, limit: request.limit, include_hidden: request.include_hidden })}`, print: printFiles as Printer<never> };
+    case 'bundle':
+      return {
+        method: 'POST',
+        path: '/bundle',
+        body: { repo_id: repoId, prompt: request.prompt, max_files: request.max_files, max_lines: request.max_lines, include_tests: request.include_tests },
+        print: printBundle as Printer<never>,
+      };
+    case 'audit':
+      return { method: 'GET', path: `/audit${query({ since: request.since, limit: request.limit })}`, print: printAudit as Printer<never> };
+    default:
+      throw new RepodexError('BAD_REQUEST', `${name} runs here only, not on a server: leave out --repo (commands with --repo: status, sync, search, fetch, open, outline, files, bundle, audit)`, { selfContained: true });
+  }
+}
+
+/** Run one command on a server and render its answer as the local command would (`--json`: the same object). */
+export async function runRemote(client: ServerClient, command: RemoteCommand, json: boolean, stdout: NodeJS.WritableStream): Promise<RemoteOutput> {
+  const answer = await client.send(command.method, command.path, command.body);
+  const failure = failureOf(answer);
+  if (failure) throw failure;
+  const data = answer.body as Record<string, unknown>;
+  const style = styleFor(stdout as NodeJS.WriteStream);
+  const refused = answer.status >= 400 || (Array.isArray(data.chunks) && (data.chunks as object[]).every((chunk) => 'error' in chunk));
+  if (json) return { stdout: JSON.stringify(data), code: refused ? 1 : 0 };
+  const text = (command.print as Printer<unknown>)(humanSafe(data), style);
+  return refused ? { stderr: text, code: 1 } : { stdout: text, code: 0 };
+}
+
+/** `repodex repo …`: the repositories of a server. */
+export async function runRepoCommand(client: ServerClient, sub: string | undefined, args: readonly string[], options: { name?: string | undefined; json: boolean }): Promise<RemoteOutput> {
+  const out = (data: unknown, human: string): RemoteOutput => ({ stdout: options.json ? JSON.stringify(data) : human, code: 0 });
+  const one = (what: string): string => {
+    if (args.length !== 1) throw new RepodexError('BAD_REQUEST', `repo ${what} needs exactly one ${what === 'add' ? 'path' : 'repository (an id or a name)'}: repodex repo ${what} ${what === 'add' ? '~/code/app' : 'ID'}`, { selfContained: true });
+    return args[0]!;
+  };
+  switch (sub) {
+    case 'add': {
+      const data = (await client.call('POST', '/repos', { root: resolve(one('add')), ...(options.name !== undefined ? { name: options.name } : {}) })) as { repo_id: string; created: boolean; repo: { name: string; root: string } };
+      return out(data, `${data.created ? 'registered' : 'already registered'}: ${data.repo.name} ${data.repo_id} (${data.repo.root})`);
+    }
+    case 'list': {
+      const data = (await client.call('GET', '/repos')) as { repos: { repo_id: string; name: string; root: string; index_status: string; watch: boolean; progress: { done: number | null; total: number | null } | null }[] };
+      if (data.repos.length === 0) return out(data, 'no repositories registered: repodex repo add PATH');
+      const width = Math.max(...data.repos.map((repo) => repo.name.length));
+      const lines = data.repos.map((repo) => {
+        const progress = repo.progress && repo.progress.total ? ` ${repo.progress.done ?? 0}/${repo.progress.total}` : '';
+        return `${repo.repo_id}  ${repo.name.padEnd(width)}  ${`${repo.index_status}${progress}`.padEnd(12)}${repo.watch ? ' watched' : '        '}  ${repo.root}`;
+      });
+      return out(data, lines.join('\n'));
+    }
+    case 'remove': {
+      const id = await client.repoId(one('remove'));
+      const data = (await client.call('DELETE', `/repos/${encodeURIComponent(id)}`)) as { repo: { name: string; root: string } };
+      return out(data, `removed ${data.repo.name} (${data.repo.root}) from the server; its index stays (repodex clean --root ${data.repo.root} removes it)`);
+    }
+    case 'watch':
+    case 'unwatch': {
+      const id = await client.repoId(one(sub));
+      const data = (await client.call('POST', `/repo/${sub}`, { repo_id: id })) as { name: string; watcher_active: boolean; index_status: string };
+      return out(data, `${data.name}: ${data.watcher_active ? 're-indexed as files change' : 'no longer watched (re-indexed when asked)'}; index ${data.index_status}`);
+    }
+    case 'status': {
+      const id = await client.repoId(one('status'));
+      const data = (await client.call('GET', `/index/status/${encodeURIComponent(id)}`)) as Record<string, unknown>;
+      const lines = Object.entries(data).map(([key, value]) => `${key.padEnd(24)} ${typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}`);
+      return out(data, lines.join('\n'));
+    }
+    default:
+      throw new RepodexError('BAD_REQUEST', `${sub === undefined ? 'repo needs a subcommand' : `unknown repo command ${JSON.stringify(sub)}`}: repodex repo add PATH | list | remove ID | watch ID | unwatch ID | status ID`, { selfContained: true });
+  }
+}
