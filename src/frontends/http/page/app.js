@@ -6,7 +6,7 @@
  */
 import { ApiError, api, onTokenNeeded } from './api.js';
 import { h, replace } from './dom.js';
-import { count } from './format.js';
+import { count, forThePage } from './format.js';
 import { errorBox } from './errors.js';
 import { FileView } from './file-view.js';
 import { parsePermalink, permalink } from './permalink.js';
@@ -181,7 +181,7 @@ function showAnswer(answer, ms) {
     h('span', { class: 'summary' }, summary),
     h('span', { class: 'muted timing' }, `${answer.mode ?? ''} · ${Math.round(ms)} ms`),
     answer.synced && answer.synced.mode !== 'none' ? h('span', { class: 'note' }, 'index updated first') : null,
-    (answer.warnings ?? []).length ? h('ul', { class: 'warnings' }, answer.warnings.map((warning) => h('li', {}, warning))) : null,
+    (answer.warnings ?? []).length ? h('ul', { class: 'warnings' }, answer.warnings.map((warning) => h('li', {}, forThePage(warning)))) : null,
   );
   if (answer.results.length === 0) {
     ui.results.append(

@@ -46,9 +46,9 @@ export function symbolPath(symbol, terms) {
   const kind = space > 0 ? first.slice(0, space) : '';
   const names = [space > 0 ? first.slice(space + 1) : first, ...parts.slice(1)];
   const el = h('span', { class: 'symbol', title: symbol });
-  if (kind) el.append(h('span', { class: 'symbol-kind' }, kind));
+  if (kind) el.append(h('span', { class: 'symbol-kind' }, kind), ' ');
   names.forEach((name, i) => {
-    if (i > 0) el.append(h('span', { class: 'symbol-sep', 'aria-hidden': 'true' }, '›'));
+    if (i > 0) el.append(h('span', { class: 'symbol-sep' }, ' › '));
     el.append(h('span', { class: i === names.length - 1 ? 'symbol-name symbol-leaf' : 'symbol-name' }, highlight(name, terms)));
   });
   return el;
@@ -107,4 +107,15 @@ export function shortHash(hash) {
 /** 12345 → "12,345". */
 export function count(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : '—';
+}
+
+/**
+ * A server message worded for the command line ("no index yet: run `repodex sync`"), pointing at
+ * what this page offers instead (its re-index buttons).
+ */
+export function forThePage(text) {
+  return text
+    .replace(/run `repodex sync` to rebuild it/g, 'rebuild it from scratch')
+    .replace(/run `repodex sync` (to embed|for exact)/g, 're-index $1')
+    .replace(/run `repodex sync`/g, 'search it or re-index');
 }

@@ -6,7 +6,7 @@
  */
 import { ApiError, api } from './api.js';
 import { h, replace } from './dom.js';
-import { ago, count, shortHash, when } from './format.js';
+import { ago, count, forThePage, shortHash, when } from './format.js';
 import { errorBox } from './errors.js';
 
 const FAST_MS = 600;
@@ -72,11 +72,26 @@ export class StatusPanel {
     return false;
   }
 
-  /** Read every status, draw, and come back soon while something indexes. */
+  /**
+   * Read the statuses, draw, and come back soon while something indexes. One GET /repos says
+   * every repository's state; the full status is read only for those whose state moved, that
+   * index, or that are selected — a server with a hundred repositories is not asked a hundred
+   * questions every few seconds.
+   */
   async poll() {
     clearTimeout(this.timer);
     if (document.hidden) return;
-    await Promise.all(this.repos.map((repo) => this.refresh(repo.repo_id)));
+    let listed = this.repos;
+    try {
+      listed = (await api('/repos')).repos;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
+    const wanted = listed.filter((repo) => {
+      const known = this.statuses.get(repo.repo_id);
+      return !known || known.index_status !== repo.index_status || repo.index_status === 'indexing' || repo.repo_id === this.selected || this.runs.get(repo.repo_id)?.running;
+    });
+    await Promise.all(wanted.map((repo) => this.refresh(repo.repo_id)));
     this.render();
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.poll(), this.busy() ? FAST_MS : SLOW_MS);
@@ -148,7 +163,7 @@ export class StatusPanel {
       h('p', { class: 'repo-root', title: repo.root }, repo.root),
       facts.length ? h('dl', { class: 'facts' }, facts) : null,
       status?.progress ? progress(status.progress) : run?.running ? progress({ phase: 'scan', done: null, total: null }) : null,
-      status?.reasons?.length && state !== 'ready' ? h('ul', { class: 'reasons' }, status.reasons.map((reason) => h('li', {}, reason))) : null,
+      status?.reasons?.length && state !== 'ready' ? h('ul', { class: 'reasons' }, status.reasons.map((reason) => h('li', {}, forThePage(reason)))) : null,
       status?.damage?.length ? h('ul', { class: 'damage' }, status.damage.map((line) => h('li', {}, line))) : null,
       error ? errorBox(error) : null,
       h(
