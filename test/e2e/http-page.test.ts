@@ -23,8 +23,10 @@ const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 /** A fake credential: the page must refuse to show the file, never its text. */
 const FAKE_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+/** A legal file name that is also markup. */
+const HOSTILE_NAME = 'src/<img src=x onerror=alert(1)>.ts';
 /** Files in the repository whose indexing the status panel watches: enough to take seconds. */
-const BULK_FILES = 3000;
+const BULK_FILES = 2000;
 
 function git(root: string, ...args: string[]): void {
   execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', '-c', 'init.defaultBranch=main', ...args], { cwd: root, stdio: 'ignore' });
@@ -36,6 +38,16 @@ function commitAll(root: string): void {
   git(root, 'commit', '-q', '-m', 'initial');
 }
 
+/** Enough declarations above parseConfig that its chunk is a part of its file, not all of it. */
+function limitChecks(): string[] {
+  const lines: string[] = [];
+  for (const name of ['Width', 'Height', 'Retries', 'Timeout', 'Workers', 'Batch']) {
+    lines.push(`/** Whether a ${name.toLowerCase()} is within its bounds. */`, `export function check${name}(value: number, low: number, high: number): boolean {`);
+    lines.push('  if (!Number.isFinite(value)) return false;', '  if (value < low) return false;', '  if (value > high) return false;', '  return true;', '}', '');
+  }
+  return lines;
+}
+
 const DEMO_FILES: Record<string, string> = {
   'src/config/parse-config.ts': [
     '/** Settings read from repodex.json. */',
@@ -43,10 +55,35 @@ const DEMO_FILES: Record<string, string> = {
     '  readonly depth: number;',
     '}',
     '',
+    '/** The depth used when none is given. */',
+    'export const DEFAULT_DEPTH = 3;',
+    '',
+    '/** Whether a depth is usable: a whole number from 1 to 10. */',
+    'export function validDepth(depth: number): boolean {',
+    '  if (!Number.isInteger(depth)) return false;',
+    '  if (depth < 1) return false;',
+    '  if (depth > 10) return false;',
+    '  return true;',
+    '}',
+    '',
+    ...limitChecks(),
+    '/** Describe settings for a log line. */',
+    'export function describeSettings(settings: Settings): string {',
+    '  const parts: string[] = [];',
+    '  parts.push(`depth ${settings.depth}`);',
+    '  if (settings.depth === DEFAULT_DEPTH) parts.push("(default)");',
+    '  return parts.join(" ");',
+    '}',
+    '',
     '/** Parse the config text into settings; unknown keys are refused. */',
     'export function parseConfig(text: string): Settings {',
     '  const raw = JSON.parse(text) as { depth?: number };',
-    '  return { depth: raw.depth ?? 3 };',
+    '  return { depth: raw.depth ?? DEFAULT_DEPTH };',
+    '}',
+    '',
+    '/** Settings as JSON text again. */',
+    'export function formatSettings(settings: Settings): string {',
+    '  return JSON.stringify({ depth: settings.depth }, null, 2);',
     '}',
     '',
   ].join('\n'),
@@ -71,6 +108,8 @@ const DEMO_FILES: Record<string, string> = {
   ].join('\n'),
   'src/loader.ts': 'import { parseConfig } from "./config/parse-config.js";\n\nexport function loadSettings(text: string) {\n  return parseConfig(text);\n}\n',
   'README.md': '# demo\n\nA tiny repository for the web page tests.\n',
+  // A file name and a text that are markup: shown as text, never run or rendered.
+  [HOSTILE_NAME]: `export const injectedMarkup = "<script>document.title = 'owned'</script><b>bold</b>";\n`,
   '.env': `AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=${FAKE_SECRET}\n`,
 };
 
@@ -112,11 +151,15 @@ async function pickRepo(page: Page, name: string): Promise<void> {
   await page.locator('#repo').selectOption({ index: labels.findIndex((label) => label === name || label.startsWith(`${name} (`)) });
 }
 
-/** The search box, typed into as a person would (one key at a time, so the debounce is exercised). */
+/**
+ * The search box, typed into as a person would (one key at a time, so the debounce is exercised);
+ * resolves when the results of the whole query are shown (the results say which query they answer).
+ */
 async function search(page: Page, query: string): Promise<void> {
   await page.locator('#q').fill('');
   await page.locator('#q').pressSequentially(query, { delay: 20 });
-  await page.locator('.hit').first().waitFor({ timeout: 60_000 });
+  await page.locator(`#results[data-state="done"][data-query=${JSON.stringify(query)}]`).waitFor({ timeout: 60_000 });
+  await page.locator('.hit').first().waitFor();
 }
 
 describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
@@ -181,8 +224,10 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
     await first.click();
     await page.locator('.line.is-hit').first().waitFor();
     const hitLines = await page.locator('.line.is-hit .ln').allTextContents();
+    expect(start).toBeGreaterThan(1); // the hit is a part of the file: lines around it are shown, not highlighted
+    expect(await page.locator('.line:not(.is-hit)').count()).toBeGreaterThan(0);
     expect(hitLines.map(Number)).toEqual(Array.from({ length: end - start + 1 }, (_, i) => start + i));
-    expect(await page.locator('.line .ln').first().textContent()).toBe('1');
+    expect(Number(await page.locator('.line .ln').first().textContent())).toBe(Math.max(1, start - 12));
     const hash = `#demo/src/config/parse-config.ts:L${start}-L${end}`;
     expect(new URL(page.url()).hash).toBe(hash);
     expect(await page.locator('.file-head .permalink').getAttribute('href')).toBe(hash);
@@ -209,6 +254,13 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
     expect(await symbol.textContent()).toMatch(/^class Router › (match|add)$/);
     expect(await symbol.locator('.symbol-kind').textContent()).toBe('class');
     expect(await symbol.locator('.symbol-name').allTextContents()).toEqual(['Router', expect.stringMatching(/^(match|add)$/)]);
+
+    // The paths field narrows the search.
+    await page.locator('#glob').fill('src/config/**');
+    await search(page, 'parse config');
+    const paths = await Promise.all((await page.locator('.group').all()).map((group) => group.getAttribute('data-path')));
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) expect(path).toMatch(/^src\/config\//);
   });
 
   it('is driven by the keyboard: / focuses the search, arrows move, Enter opens', async () => {
@@ -230,6 +282,29 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
     await expect.poll(() => page.locator('.file-path').textContent()).toBe(path);
     await page.locator('.line.is-hit').first().waitFor();
     expect(new URL(page.url()).hash).toContain(`:L${start}`);
+  });
+
+  it('shows file names and contents as text, never as markup', async () => {
+    const page = await desktop();
+    let dialogs = 0;
+    page.on('dialog', (dialog) => {
+      dialogs++;
+      void dialog.dismiss();
+    });
+    await page.goto(`${server.url}/`);
+    await pickRepo(page, 'demo');
+    await search(page, 'injectedMarkup');
+    const group = page.locator('.group', { has: page.locator('.hit') }).first();
+    expect(await group.getAttribute('data-path')).toBe(HOSTILE_NAME);
+    expect(await group.locator('.group-head').textContent()).toContain('<img src=x onerror=alert(1)>.ts');
+    expect(await page.locator('.results img, .results b, .results script').count()).toBe(0);
+    await group.locator('.hit').first().click();
+    await page.locator('.line.is-hit').first().waitFor();
+    expect(await page.locator('.file-path').textContent()).toBe(HOSTILE_NAME);
+    expect(await page.locator('.line.is-hit .text').first().textContent()).toContain("<script>document.title = 'owned'</script><b>bold</b>");
+    expect(await page.locator('.file-view img, .file-view b, .file-view script').count()).toBe(0);
+    expect(await page.title()).toBe('repodex');
+    expect(dialogs).toBe(0);
   });
 
   it('refuses to show a secrets file or a path outside the repository, with the reason and what to do', async () => {

@@ -58,6 +58,11 @@ const panel = new StatusPanel(ui.indexPanel, {
     statuses.set(status.repo_id, status);
     labelRepo(status.repo_id);
   },
+  onRepos(repos) {
+    state.repos = repos;
+    fillPicker();
+    if (!findRepo(state.repoId ?? '') && repos[0]) chooseRepo(repos[0].repo_id);
+  },
 });
 
 // --- repositories -----------------------------------------------------------------------------
@@ -92,15 +97,20 @@ async function loadRepos() {
     replace(ui.results, h('div', { class: 'pad' }, errorBox(error, 'The repositories could not be listed')));
     return;
   }
-  replace(ui.repo, state.repos.map((repo) => h('option', { value: repo.repo_id }, repo.name)));
-  ui.repo.disabled = state.repos.length === 0;
+  fillPicker();
   const fromHash = parsePermalink(location.hash);
   const wanted = (fromHash && findRepo(fromHash.repo)) ?? findRepo(localStorage.getItem(REPO_KEY) ?? '') ?? state.repos[0];
   if (wanted) chooseRepo(wanted.repo_id, { search: false });
-  for (const repo of state.repos) labelRepo(repo.repo_id);
   panel.setRepos(state.repos, state.repoId);
   if (fromHash) applyHash();
   else renderIdle();
+}
+
+function fillPicker() {
+  replace(ui.repo, state.repos.map((repo) => h('option', { value: repo.repo_id }, repo.name)));
+  ui.repo.disabled = state.repos.length === 0;
+  if (state.repoId) ui.repo.value = state.repoId;
+  for (const repo of state.repos) labelRepo(repo.repo_id);
 }
 
 function chooseRepo(repoId, { search = true } = {}) {
@@ -126,6 +136,10 @@ async function runSearch() {
   state.searching?.abort();
   const query = ui.q.value.trim();
   const seq = ++state.searchSeq;
+  // What the results show, for scripts and assistive tech: idle, searching, done or failed, and for which query.
+  ui.results.dataset.query = query;
+  ui.results.dataset.state = query && state.repoId ? 'searching' : 'idle';
+  ui.results.setAttribute('aria-busy', String(ui.results.dataset.state === 'searching'));
   if (!query || !state.repoId) {
     state.searching = undefined;
     renderIdle();
@@ -149,6 +163,7 @@ async function runSearch() {
     const answer = await api('/search', { body, signal: controller.signal });
     if (seq !== state.searchSeq) return;
     showAnswer(answer, performance.now() - started);
+    ui.results.dataset.state = 'done';
     if (answer.synced) void panel.poll();
   } catch (error) {
     if (error?.name === 'AbortError' || seq !== state.searchSeq) return;
@@ -158,9 +173,13 @@ async function runSearch() {
     state.selected = -1;
     replace(ui.head);
     replace(ui.results, h('div', { class: 'pad' }, errorBox(error, 'The search failed')));
+    ui.results.dataset.state = 'failed';
   } finally {
     clearTimeout(slow);
-    if (seq === state.searchSeq) ui.panes.classList.remove('is-searching');
+    if (seq === state.searchSeq) {
+      ui.panes.classList.remove('is-searching');
+      ui.results.setAttribute('aria-busy', 'false');
+    }
   }
 }
 
@@ -282,13 +301,12 @@ function setView(view) {
 // --- the token --------------------------------------------------------------------------------
 
 onTokenNeeded(
-  (message) =>
+  () =>
     new Promise((resolve) => {
       const wrong = sessionStorage.getItem('repodex.token') !== null;
       ui.tokenError.hidden = !wrong;
       ui.tokenError.textContent = wrong ? 'That token was refused; check it and try again.' : '';
       ui.tokenInput.value = '';
-      ui.tokenDialog.dataset.message = message ?? '';
       ui.tokenDialog.showModal();
       ui.tokenInput.focus();
       const submit = (event) => {

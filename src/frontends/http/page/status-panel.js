@@ -23,11 +23,12 @@ const PHASES = {
   graph: 'Building the vector graph',
 };
 
-/** The panel over `container`; `onStatus(status)` hears every status it reads. */
+/** The panel over `container`; `onStatus(status)` hears every status it reads, `onRepos(repos)` of repositories added or removed. */
 export class StatusPanel {
-  constructor(container, { onStatus }) {
+  constructor(container, { onStatus, onRepos }) {
     this.el = container;
     this.onStatus = onStatus;
+    this.onRepos = onRepos;
     this.repos = [];
     this.selected = null;
     this.statuses = new Map();
@@ -86,6 +87,11 @@ export class StatusPanel {
       listed = (await api('/repos')).repos;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+    }
+    if (listed.map((repo) => repo.repo_id).join() !== this.repos.map((repo) => repo.repo_id).join()) {
+      // Registered or removed meanwhile (POST /repos, DELETE /repos/:id).
+      this.repos = listed;
+      this.onRepos(listed);
     }
     const wanted = listed.filter((repo) => {
       const known = this.statuses.get(repo.repo_id);
