@@ -270,6 +270,7 @@ function markOpen() {
 
 /** Show what the URL's hash names: a file view, or the results when it names nothing. */
 function applyHash() {
+  if (state.repos.length === 0) return; // loadRepos applies it once the repositories are known
   const link = parsePermalink(location.hash);
   if (!link) {
     if (state.view === 'file') setView('results');
@@ -373,7 +374,6 @@ ui.glob.addEventListener('input', scheduleSearch);
 ui.mode.addEventListener('change', () => void runSearch());
 ui.repo.addEventListener('change', () => chooseRepo(ui.repo.value));
 window.addEventListener('hashchange', applyHash);
-window.addEventListener('popstate', applyHash);
 for (const button of ui.tabs.querySelectorAll('button')) button.addEventListener('click', () => setView(button.dataset.view));
 for (const button of document.querySelectorAll('.side-tabs button')) button.addEventListener('click', () => setView(button.dataset.side));
 // Relative times ("3 min ago") stay true while the page is open.

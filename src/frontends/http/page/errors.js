@@ -24,12 +24,9 @@ export function errorBox(error, title) {
     'div',
     { class: error.blocked ? 'error is-blocked' : 'error', role: 'alert', 'data-code': error.code ?? '' },
     h('strong', { class: 'error-title' }, heading),
-    h('p', { class: 'error-message' }, capitalize(error.message)),
-    error.hint ? h('p', { class: 'error-hint' }, capitalize(error.hint)) : null,
+    // The server's words as they are: a message may start with a path, whose case matters.
+    h('p', { class: 'error-message' }, error.message),
+    error.hint ? h('p', { class: 'error-hint' }, error.hint) : null,
     error.requestId ? h('p', { class: 'error-id muted' }, `request ${error.requestId}`) : null,
   );
-}
-
-function capitalize(text) {
-  return text ? text.charAt(0).toUpperCase() + text.slice(1) : '';
 }
