@@ -119,7 +119,7 @@ function chooseRepo(repoId, { search = true } = {}) {
   ui.repo.value = repoId;
   localStorage.setItem(REPO_KEY, repoId);
   panel.select(repoId);
-  if (search) runSearch();
+  if (search) void runSearch();
 }
 
 // --- search -----------------------------------------------------------------------------------
