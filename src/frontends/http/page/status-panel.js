@@ -10,11 +10,14 @@ import { ago, count, forThePage, shortHash, when } from './format.js';
 import { errorBox } from './errors.js';
 
 const FAST_MS = 600;
+/** While a re-index this page asked for runs: its answer comes when it is done, so look more often. */
+const RUN_MS = 300;
 const SLOW_MS = 15_000;
 
 const STATES = { pending: 'Not indexed yet', indexing: 'Indexing', ready: 'Ready', stale: 'Out of date' };
 
 const PHASES = {
+  starting: 'Starting',
   scan: 'Looking for changed files',
   index: 'Reading and indexing files',
   write: 'Writing the index',
@@ -67,8 +70,13 @@ export class StatusPanel {
     }
   }
 
-  busy() {
+  running() {
     for (const run of this.runs.values()) if (run.running) return true;
+    return false;
+  }
+
+  busy() {
+    if (this.running()) return true;
     for (const status of this.statuses.values()) if (status.index_status === 'indexing') return true;
     return false;
   }
@@ -100,7 +108,7 @@ export class StatusPanel {
     await Promise.all(wanted.map((repo) => this.refresh(repo.repo_id)));
     this.render();
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.poll(), this.busy() ? FAST_MS : SLOW_MS);
+    this.timer = setTimeout(() => void this.poll(), this.running() ? RUN_MS : this.busy() ? FAST_MS : SLOW_MS);
   }
 
   /** POST /index/run: it answers when the sync is done; the status shows its progress meanwhile. */
@@ -139,7 +147,8 @@ export class StatusPanel {
     const status = this.statuses.get(repo.repo_id);
     const error = this.errors.get(repo.repo_id);
     const run = this.runs.get(repo.repo_id);
-    const state = status?.index_status ?? repo.index_status;
+    // A re-index this page asked for is running until its answer comes, whatever an older status said.
+    const state = run?.running ? 'indexing' : (status?.index_status ?? repo.index_status);
     const differs = status && status.current_head && status.last_indexed_commit !== status.current_head;
     const facts = status
       ? [
@@ -168,7 +177,7 @@ export class StatusPanel {
       ),
       h('p', { class: 'repo-root', title: repo.root }, repo.root),
       facts.length ? h('dl', { class: 'facts' }, facts) : null,
-      status?.progress ? progress(status.progress) : run?.running ? progress({ phase: 'scan', done: null, total: null }) : null,
+      status?.progress ? progress(status.progress) : run?.running ? progress({ phase: 'starting', done: null, total: null }) : null,
       status?.reasons?.length && state !== 'ready' ? h('ul', { class: 'reasons' }, status.reasons.map((reason) => h('li', {}, forThePage(reason)))) : null,
       status?.damage?.length ? h('ul', { class: 'damage' }, status.damage.map((line) => h('li', {}, line))) : null,
       error ? errorBox(error) : null,
