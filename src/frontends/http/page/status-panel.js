@@ -17,7 +17,7 @@ const SLOW_MS = 15_000;
 const STATES = { pending: 'Not indexed yet', indexing: 'Indexing', ready: 'Ready', stale: 'Out of date' };
 
 const PHASES = {
-  starting: 'Starting',
+  starting: 'Starting…',
   scan: 'Looking for changed files',
   index: 'Reading and indexing files',
   write: 'Writing the index',
