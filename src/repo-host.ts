@@ -122,6 +122,17 @@ export class RepoHost {
     return repo;
   }
 
+  /** The id of the repository `asked` names: its id, or its name when one repository has it; else REPO_UNKNOWN. */
+  async resolve(asked: string): Promise<string> {
+    const repos = await this.registry.list();
+    const byId = repos.find((entry) => entry.repo_id === asked);
+    if (byId) return byId.repo_id;
+    const named = repos.filter((entry) => entry.name === asked);
+    if (named.length === 1) return named[0]!.repo_id;
+    if (named.length > 1) throw new RepodexError('BAD_REQUEST', `${named.length} repositories are named ${JSON.stringify(asked)}: name one by its id (GET /repos)`, { selfContained: true });
+    throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(asked)} is registered here: GET /repos lists them, POST /repos adds one`, { selfContained: true });
+  }
+
   /** The registered repository whose root is `root` (or holds it), or REPO_UNKNOWN. */
   async byRoot(root: string): Promise<RegisteredRepo> {
     let real: string;

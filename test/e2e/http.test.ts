@@ -282,7 +282,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect(stopped.body.watcher_active).toBe(false);
   });
 
-  it.skipIf(backend.missing !== undefined)('serves the eight repo.* tools over MCP Streamable HTTP, one repository per session', async () => {
+  it.skipIf(backend.missing !== undefined)('serves the eight repo.* tools over MCP Streamable HTTP, the repository named by the session or by each call', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=${repoId}`)));
     try {
@@ -300,13 +300,34 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     } finally {
       await client.close();
     }
-    // Without a repository named (and several registered), a session is refused with how to name one.
-    const nameless = new Client({ name: 'test', version: '1.0.0' });
-    const other = gitRepo({ 'x.ts': 'export const x = 1;\n' });
-    registered.push((await server.request('/repos', { body: { root: other } })).body.repo_id);
-    await expect(nameless.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)))).rejects.toThrow(/repo_id/);
-    const unknown = new Client({ name: 'test', version: '1.0.0' });
-    await expect(unknown.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=nope`)))).rejects.toThrow();
+    // Without a repository in the URL (and several registered), each call names one in `repo`.
+    const other = gitRepo({ 'x.ts': 'export function xylophoneTuner() {}\n' });
+    const otherId = (await server.request('/repos', { body: { root: other } })).body.repo_id as string;
+    registered.push(otherId);
+    const many = new Client({ name: 'test', version: '1.0.0' });
+    await many.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    try {
+      const listed = await many.listTools();
+      const search = listed.tools.find((tool) => tool.name === 'repo.search')!;
+      expect(search.inputSchema.required).toContain('repo');
+      const inOther = (await many.callTool({ name: 'repo.search', arguments: { repo: otherId, query: 'xylophone tuner' } })).structuredContent as Json;
+      expect(inOther.ok, JSON.stringify(inOther)).toBe(true);
+      expect(inOther.result.results[0].path).toBe('x.ts');
+      const inFirst = (await many.callTool({ name: 'repo.outline', arguments: { repo: repoId, path: 'src/router.ts' } })).structuredContent as Json;
+      expect(inFirst.result.symbols.map((symbol: Json) => symbol.name)).toContain('Router');
+      const missing = (await many.callTool({ name: 'repo.search', arguments: { query: 'x' } })).structuredContent as Json;
+      expect(missing).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+      expect(missing.error.message).toContain('repo: required');
+      const unknown = (await many.callTool({ name: 'repo.search', arguments: { repo: 'no-such-repo', query: 'x' } })).structuredContent as Json;
+      expect(unknown).toMatchObject({ ok: false, error: { code: 'REPO_UNKNOWN' } });
+    } finally {
+      await many.close();
+    }
+    const unknownSession = new Client({ name: 'test', version: '1.0.0' });
+    await expect(unknownSession.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=nope`)))).rejects.toThrow();
+    // MCP calls are audited with the client's address, like every other request.
+    const audit = await server.request(`/audit?repo_id=${otherId}&limit=50`);
+    expect((audit.body.entries as Json[]).some((entry) => entry.frontend === 'mcp' && entry.tool === 'repo.search' && entry.client === '127.0.0.1')).toBe(true);
   });
 
   it.skipIf(backend.missing !== undefined)('describes itself in /openapi.json from the same schemas', async () => {
