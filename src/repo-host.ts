@@ -44,6 +44,8 @@ export interface IndexStatus {
   readonly chunk_count: number;
   readonly files_indexed: number;
   readonly chunks_with_embeddings: number;
+  /** Why there are fewer vectors than chunks, when something says (embeddings off, too few terms to learn from, a failed run), or null. */
+  readonly vectors_note: string | null;
   readonly watcher_active: boolean;
   /** How far the running sync or embedding run has come, or null (index_status is `indexing` only while the lexical index is built: vectors are made after it, in the background). */
   readonly progress: SyncProgress | null;
@@ -212,6 +214,7 @@ export class RepoHost {
       chunk_count: report.chunks,
       files_indexed: report.files_indexed,
       chunks_with_embeddings: report.semantic?.vectors ?? 0,
+      vectors_note: vectorsNote(report.semantic),
       watcher_active: server.watching,
       progress,
       reasons: report.reasons,
@@ -296,6 +299,13 @@ export class RepoHost {
     }
     return root;
   }
+}
+
+/** What the vectors panel says when vectors are missing: off, or the problem it names. */
+function vectorsNote(semantic: { readonly state: string; readonly problem: string | null } | undefined): string | null {
+  if (!semantic) return null;
+  if (semantic.state === 'off') return 'embeddings are off (embeddings.provider in the repository\'s .repodex/config.json)';
+  return semantic.problem;
 }
 
 /** Whether `path` is strictly inside `folder` (both absolute and real). */

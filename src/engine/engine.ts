@@ -185,6 +185,8 @@ export class Engine {
   private embedAgain = false;
   /** Why the last embedding run failed, until one succeeds. */
   private embedProblem: string | undefined;
+  /** Why the last embedding run made no vectors though it did not fail (too few distinct terms to learn from). */
+  private embedNote: string | undefined;
 
   constructor(
     readonly root: string,
@@ -300,7 +302,7 @@ export class Engine {
     }
     if (!embedder) return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
     const running = (await this.store.embeddingRunning()) !== undefined;
-    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? embedder.damage ?? null };
+    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? embedder.damage ?? this.embedNote ?? null };
     let manifest;
     try {
       manifest = await this.store.readVectorManifest();
@@ -398,6 +400,7 @@ export class Engine {
       const progress = this.tracking(onEvent);
       const summary = await this.runner.embed(ctx, embedder, { signal: options.signal }, progress.onEvent).finally(progress.done);
       this.embedProblem = undefined;
+      this.embedNote = summary.vectors === 0 && summary.reason !== undefined ? summary.reason : undefined;
       return summary;
     } catch (error) {
       this.embedProblem = errorMessage(error);

@@ -177,6 +177,7 @@ export class StatusPanel {
       ),
       h('p', { class: 'repo-root', title: repo.root }, repo.root),
       facts.length ? h('dl', { class: 'facts' }, facts) : null,
+      status?.vectors_note && status.chunks_with_embeddings < status.chunk_count && !status.progress ? h('p', { class: 'vectors-note muted' }, `No vectors for semantic search: ${status.vectors_note}. Keyword search is unaffected.`) : null,
       status?.progress ? progress(status.progress) : run?.running ? progress({ phase: 'starting', done: null, total: null }) : null,
       status?.reasons?.length && state !== 'ready' ? h('ul', { class: 'reasons' }, status.reasons.map((reason) => h('li', {}, forThePage(reason)))) : null,
       status?.damage?.length ? h('ul', { class: 'damage' }, status.damage.map((line) => h('li', {}, line))) : null,
