@@ -141,6 +141,11 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect(bundle.body.excerpts.length).toBeGreaterThan(0);
     const status = await server.request(`/status?repo_id=${repoId}`);
     expect(status.body).toMatchObject({ root, state: 'ready' });
+    // A glob no file matches is said, not answered with silence.
+    const noFile = await server.request('/search', { body: { repo_id: repoId, query: 'parse', glob: '[' } });
+    expect(noFile.status).toBe(200);
+    expect(noFile.body.results).toEqual([]);
+    expect(noFile.body.warnings.join(' ')).toContain('no indexed file matches glob "["');
   });
 
   it.skipIf(backend.missing !== undefined)('reports index status with seed 001 fields, and health', async () => {
