@@ -7,6 +7,7 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type * as z from 'zod/mini';
 import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { CallLog } from '../../engine/audit.js';
@@ -188,6 +189,15 @@ async function jsonBody(c: Context<Env>): Promise<Record<string, unknown> | Resp
   return value as Record<string, unknown>;
 }
 
+/** The body of a POST to one of the server's own routes, validated by `schema` and noted for the audit log as `op`; or the failure to answer. */
+async function bodyOf<T>(c: Context<Env>, schema: z.ZodMiniType<T>, op: string): Promise<T | Response> {
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  noted(c, op, body);
+  const parsed = schema.safeParse(body, { reportInput: true });
+  return parsed.success ? parsed.data : failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+}
+
 /** Run `work`, or answer 503 TIMEOUT when it takes longer than `ms` (it is not stopped: a sync it started finishes). */
 async function withTimeout(c: Context<Env>, ms: number, work: () => Promise<Response>): Promise<Response> {
   let timer: NodeJS.Timeout | undefined;
@@ -314,13 +324,10 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   });
 
   app.post('/repos', async (c) => {
-    const body = await jsonBody(c);
-    if (body instanceof Response) return body;
-    noted(c, 'repo.add', body);
-    const parsed = AddRepoBody.safeParse(body, { reportInput: true });
-    if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+    const parsed = await bodyOf(c, AddRepoBody, 'repo.add');
+    if (parsed instanceof Response) return parsed;
     try {
-      const { repo, created } = await host.add(parsed.data.root, parsed.data.name);
+      const { repo, created } = await host.add(parsed.root, parsed.name);
       c.get('state').repo_id = repo.repo_id;
       return c.json({ repo_id: repo.repo_id, created, repo }, created ? 201 : 200);
     } catch (error) {
@@ -352,15 +359,12 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
 
   const repoAction = (path: string, action: (repoId: string) => Promise<unknown>): void => {
     app.post(path, async (c) => {
-      const body = await jsonBody(c);
-      if (body instanceof Response) return body;
-      noted(c, path === '/repo/watch' ? 'repo.watch' : 'repo.unwatch', body);
-      const parsed = RepoIdBody.safeParse(body, { reportInput: true });
-      if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+      const parsed = await bodyOf(c, RepoIdBody, path === '/repo/watch' ? 'repo.watch' : 'repo.unwatch');
+      if (parsed instanceof Response) return parsed;
       try {
-        await host.get(parsed.data.repo_id);
-        c.get('state').repo_id = parsed.data.repo_id;
-        return await withTimeout(c, longTimeoutMs, async () => c.json(await action(parsed.data.repo_id)));
+        await host.get(parsed.repo_id);
+        c.get('state').repo_id = parsed.repo_id;
+        return await withTimeout(c, longTimeoutMs, async () => c.json(await action(parsed.repo_id)));
       } catch (error) {
         return thrownFailure(c, error, log);
       }
@@ -371,16 +375,13 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
 
   // What a git hook or a CI step calls after a commit, merge or push: re-index that repository now.
   app.post('/hooks/push', async (c) => {
-    const body = await jsonBody(c);
-    if (body instanceof Response) return body;
-    noted(c, 'sync', body);
-    const parsed = PushBody.safeParse(body, { reportInput: true });
-    if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
-    if ((parsed.data.repo_id === undefined) === (parsed.data.root === undefined)) return failure(c, 'BAD_REQUEST', 'name the repository by repo_id or by root (one of them)');
+    const parsed = await bodyOf(c, PushBody, 'sync');
+    if (parsed instanceof Response) return parsed;
+    if ((parsed.repo_id === undefined) === (parsed.root === undefined)) return failure(c, 'BAD_REQUEST', 'name the repository by repo_id or by root (one of them)');
     try {
-      const repo = parsed.data.repo_id !== undefined ? await host.get(parsed.data.repo_id) : await host.byRoot(parsed.data.root!);
+      const repo = parsed.repo_id !== undefined ? await host.get(parsed.repo_id) : await host.byRoot(parsed.root!);
       c.get('state').repo_id = repo.repo_id;
-      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, { op: 'sync', force: parsed.data.force }, 'POST /hooks/push');
+      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, { op: 'sync', force: parsed.force }, 'POST /hooks/push');
     } catch (error) {
       return thrownFailure(c, error, log);
     }
