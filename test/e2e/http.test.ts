@@ -271,6 +271,32 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect((hits.body.results as Json[]).filter((hit) => hit.path === 'm7.ts')).toHaveLength(1);
   });
 
+  it.skipIf(backend.missing !== undefined)("answers one repository's searches while another rebuilds its index", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1500; i++) files[`src/part${i}.ts`] = `export function partNumber${i}(value: number): number {\n  return value * ${i} + ${i % 7};\n}\n`;
+    const big = gitRepo(files);
+    const bigId = (await server.request('/repos', { body: { root: big } })).body.repo_id as string;
+    registered.push(bigId);
+    await server.request('/index/run', { body: { repo_id: repoId } });
+    let rebuilt = false;
+    const rebuild = server.request('/index/run', { body: { repo_id: bigId, force: true } }).then((answer) => {
+      rebuilt = true;
+      return answer;
+    });
+    await until('the rebuild to start', 30_000, async () => ((await server.request(`/index/status/${bigId}`)).body.index_status === 'indexing' ? true : undefined));
+    // Searches of the other repository are answered while the rebuild runs (on the shared worker thread).
+    let answeredDuring = 0;
+    for (let i = 0; i < 5; i++) {
+      const answer = await server.request('/search', { body: { repo_id: repoId, query: 'router match' } });
+      expect(answer.status).toBe(200);
+      if (!rebuilt) answeredDuring++;
+    }
+    expect(answeredDuring).toBeGreaterThan(0);
+    const done = await rebuild;
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({ mode: 'full', files_scanned: 1500 });
+  });
+
   it.skipIf(backend.missing !== undefined)('watches a repository: stale at once, an edit searchable soon after, kept across restarts', async () => {
     const repo = gitRepo({ 'w.ts': 'export const watched = 1;\n' });
     const added = await server.request('/repos', { body: { root: repo } });
