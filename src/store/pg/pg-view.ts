@@ -7,6 +7,7 @@ import type { GenerationProof } from './generation-proof.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
 import type { Catalog, IndexMeta, IndexView } from '../backend.js';
+import { SegmentDictionary, type SegmentRow, frameAt, framesDamaged } from './segment-dictionary.js';
 import type { SqlPool } from './sql.js';
 
 /** A file row as the view keeps it (its outline is read on demand). */
@@ -41,6 +42,16 @@ export interface ChunkRow {
 
 /** Postings lists at least this long are put in doc order through a bitmap over the docs instead of a sort (measured on playwright: a third less decoding time). */
 const BITMAP_ORDER_FROM = 64;
+
+/**
+ * A view that has sent this many postings statements serves many requests (a server; a one-shot
+ * command sends one or a few): its next request reads every segment row of the generation at once,
+ * and later ones find their postings in memory, with only the generation to prove (a statement that
+ * reads a row instead of one that finds and sends every segment row of the query's terms)…
+ */
+const LOAD_ALL_AFTER = 16;
+/** …when its generation holds at most this many postings (about 5 bytes each in memory: 25 MB, plus the terms). */
+const LOAD_ALL_POSTINGS = 5_000_000;
 
 /** How many postings lists, document frequencies and outlines a view keeps. */
 const CACHED = 4096;
@@ -96,18 +107,17 @@ function damaged(term: string, segment: number): RepodexError {
 
 /**
  * The segment rows of a postings statement, back to back in one bytea: per row, the 1-based
- * position of its term among those asked for (int4), its segment (int8), its df (int4), its
- * postings' length (int4), then the postings (posting-blob.ts). Integers big-endian, as int4send
- * and int8send write them.
+ * position of its term among those asked for (int4), then the row as SegmentDictionary frames it
+ * after its term.
  */
-function segmentRowFrames(found: Buffer, terms: number): { term: number; segment: number; df: number; postings: Uint8Array }[] {
-  const rows: { term: number; segment: number; df: number; postings: Uint8Array }[] = [];
+function segmentRowFrames(found: Buffer, terms: number): { term: number; row: SegmentRow }[] {
+  const rows: { term: number; row: SegmentRow }[] = [];
   for (let at = 0; at < found.length; ) {
-    const term = at + 20 <= found.length ? found.readInt32BE(at) - 1 : -1;
-    const length = term < 0 ? -1 : found.readInt32BE(at + 16);
-    if (term < 0 || term >= terms || length < 0 || at + 20 + length > found.length) throw new RepodexError('INDEX_CORRUPT', 'the postings read from the database are cut short: run `repodex sync --force`');
-    rows.push({ term, segment: found.readUInt32BE(at + 4) * 2 ** 32 + found.readUInt32BE(at + 8), df: found.readInt32BE(at + 12), postings: found.subarray(at + 20, at + 20 + length) });
-    at += 20 + length;
+    const term = at + 4 <= found.length ? found.readInt32BE(at) - 1 : -1;
+    if (term < 0 || term >= terms) throw framesDamaged();
+    const { row, end } = frameAt(found, at + 4);
+    rows.push({ term, row });
+    at = end;
   }
   return rows;
 }
@@ -122,6 +132,8 @@ export interface ViewSnapshot {
   readonly files: readonly FileRow[];
   /** Sorted by (path, chunk index). */
   readonly chunks: readonly ChunkRow[];
+  /** Postings in the generation's segments (as written: some may be of chunks replaced since). */
+  readonly postings: number;
 }
 
 /**
@@ -154,6 +166,9 @@ export class PgIndexView implements IndexView {
   /** Decoded postings and document frequencies by term, and outlines by file slot: a view's data never changes, so answers are kept (up to CACHED each). */
   private readonly postingCache = new Map<string, PostingList | undefined>();
   private readonly dfCache = new Map<string, number>();
+  /** Every segment row of this generation, once asked for (see LOAD_ALL_AFTER), and the postings statements sent until then. */
+  private dictionary: Promise<SegmentDictionary> | undefined;
+  private fetches = 0;
   private readonly outlineCache = new Map<number, Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>>();
   /** Declarations decoded from the snapshot's text, by file slot. */
   private readonly declarationCache = new Map<number, Declarations>();
@@ -283,7 +298,7 @@ export class PgIndexView implements IndexView {
    * every column of every row into a value of its own: a row per (term, segment) cost more of this
    * process's time than the database spent finding them.
    */
-  private async postingRows(terms: readonly string[]): Promise<{ term: number; segment: number; df: number; postings: Uint8Array }[]> {
+  private async postingRows(terms: readonly string[]): Promise<{ term: number; row: SegmentRow }[]> {
     const [row] = await this.current<{ generation: string; found: Buffer | null }>(
       `SELECT r.generation,
               string_agg(int4send(array_position($2::text[], p.term)) || int8send(p.segment) || int4send(p.df) || int4send(octet_length(p.postings)) || p.postings, ''::bytea) AS found
@@ -296,19 +311,52 @@ export class PgIndexView implements IndexView {
   }
 
   async postings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
-    const missing = [...new Set(terms.filter((term) => !this.postingCache.has(term)))];
-    if (missing.length > 0) {
-      const fetched = await this.fetchPostings(missing);
-      missing.forEach((term, i) => remember(this.postingCache, term, fetched[i]));
-    } else {
-      await this.settled();
+    // Answered from `found`, not from the cache: keeping a list may empty the cache (see remember).
+    const found = new Map<string, PostingList | undefined>();
+    const missing: string[] = [];
+    for (const term of new Set(terms)) {
+      if (this.postingCache.has(term)) found.set(term, this.postingCache.get(term));
+      else missing.push(term);
     }
-    return terms.map((term) => this.postingCache.get(term));
+    if (missing.length > 0 && !this.dictionary && ++this.fetches > LOAD_ALL_AFTER && this.snapshot.postings <= LOAD_ALL_POSTINGS) {
+      const loading = this.loadAll();
+      this.dictionary = loading;
+      // A failed read is not kept: the next request asks again.
+      loading.catch(() => {
+        if (this.dictionary === loading) this.dictionary = undefined;
+      });
+    }
+    if (missing.length > 0 && !this.dictionary) {
+      const fetched = await this.fetchPostings(missing);
+      missing.forEach((term, i) => found.set(term, remember(this.postingCache, term, fetched[i])));
+    } else {
+      const dictionary = missing.length > 0 ? await this.dictionary : undefined;
+      // From memory (kept lists, or this generation's rows): the request's generation is proven all the same.
+      await this.settled();
+      for (const term of missing) {
+        const rows = dictionary?.rows(term);
+        found.set(term, remember(this.postingCache, term, rows && this.decodePostings(term, rows)));
+      }
+    }
+    return terms.map((term) => found.get(term));
+  }
+
+  /** Every segment row of this generation, in one statement that proves it. */
+  private async loadAll(): Promise<SegmentDictionary> {
+    const [row] = await this.current<{ generation: string; found: Buffer | null }>(
+      `SELECT r.generation,
+              string_agg(int4send(octet_length(convert_to(p.term, 'UTF8'))) || convert_to(p.term, 'UTF8') || int8send(p.segment) || int4send(p.df) || int4send(octet_length(p.postings)) || p.postings, ''::bytea) AS found
+         FROM repos r LEFT JOIN segment_postings p ON p.repo_id = r.id AND p.repo_id = $1
+        WHERE r.id = $1
+        GROUP BY r.id, r.generation`,
+      [this.repoId],
+    );
+    return new SegmentDictionary(row?.found ?? Buffer.alloc(0));
   }
 
   private async fetchPostings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
-    const byTerm: { segment: number; df: number; postings: Uint8Array }[][] = terms.map(() => []);
-    for (const row of await this.postingRows(terms)) byTerm[row.term]!.push(row);
+    const byTerm: SegmentRow[][] = terms.map(() => []);
+    for (const { term, row } of await this.postingRows(terms)) byTerm[term]!.push(row);
     return terms.map((term, i) => (byTerm[i]!.length === 0 ? undefined : this.decodePostings(term, byTerm[i]!)));
   }
 
@@ -318,7 +366,7 @@ export class PgIndexView implements IndexView {
    * alone sorted, or through a bitmap when many: each doc holds a term once), their frequencies
    * found again by doc.
    */
-  private decodePostings(term: string, rows: readonly { segment: number; df: number; postings: Uint8Array }[]): PostingList | undefined {
+  private decodePostings(term: string, rows: readonly SegmentRow[]): PostingList | undefined {
     const capacity = rows.reduce((sum, row) => sum + row.df, 0);
     const docs = new Uint32Array(capacity);
     const tfOf = (this.tfScratch ??= new Uint32Array(this.docCount));
