@@ -45,8 +45,8 @@ const BITMAP_ORDER_FROM = 64;
 
 /**
  * A view that has sent this many postings statements serves many requests (a server; a one-shot
- * command sends one or a few): its next request reads every segment row of the generation at once,
- * and later ones find their postings in memory, with only the generation to prove (a statement that
+ * command sends one or a few): it then reads every segment row of its generation at once, and later
+ * requests find their postings in memory, with only the generation to prove (a statement that
  * reads a row instead of one that finds and sends every segment row of the query's terms)…
  */
 const LOAD_ALL_AFTER = 16;
@@ -166,8 +166,8 @@ export class PgIndexView implements IndexView {
   /** Decoded postings and document frequencies by term, and outlines by file slot: a view's data never changes, so answers are kept (up to CACHED each). */
   private readonly postingCache = new Map<string, PostingList | undefined>();
   private readonly dfCache = new Map<string, number>();
-  /** Every segment row of this generation, once asked for (see LOAD_ALL_AFTER), and the postings statements sent until then. */
-  private dictionary: Promise<SegmentDictionary> | undefined;
+  /** Every segment row of this generation, once read (see LOAD_ALL_AFTER), and the postings statements sent until then. */
+  private dictionary: SegmentDictionary | undefined;
   private fetches = 0;
   private readonly outlineCache = new Map<number, Promise<{ symbols: OutlineSymbol[]; fallback: ChunkFallback }>>();
   /** Declarations decoded from the snapshot's text, by file slot. */
@@ -318,19 +318,12 @@ export class PgIndexView implements IndexView {
       if (this.postingCache.has(term)) found.set(term, this.postingCache.get(term));
       else missing.push(term);
     }
-    if (missing.length > 0 && !this.dictionary && ++this.fetches > LOAD_ALL_AFTER && this.snapshot.postings <= LOAD_ALL_POSTINGS) {
-      const loading = this.loadAll();
-      this.dictionary = loading;
-      // A failed read is not kept: the next request asks again.
-      loading.catch(() => {
-        if (this.dictionary === loading) this.dictionary = undefined;
-      });
-    }
-    if (missing.length > 0 && !this.dictionary) {
+    const dictionary = this.dictionary;
+    if (missing.length > 0 && !dictionary) {
       const fetched = await this.fetchPostings(missing);
       missing.forEach((term, i) => found.set(term, remember(this.postingCache, term, fetched[i])));
+      this.loadAllWhenLongLived();
     } else {
-      const dictionary = missing.length > 0 ? await this.dictionary : undefined;
       // From memory (kept lists, or this generation's rows): the request's generation is proven all the same.
       await this.settled();
       for (const term of missing) {
@@ -339,6 +332,26 @@ export class PgIndexView implements IndexView {
       }
     }
     return terms.map((term) => found.get(term));
+  }
+
+  /**
+   * Count a postings statement; the LOAD_ALL_AFTER-th starts reading every segment row of this
+   * generation, if few enough, in the background: requests go on fetching their own postings until
+   * the rows are here (on playwright the read takes about half a second, mostly waiting for the
+   * database and the socket).
+   */
+  private loadAllWhenLongLived(): void {
+    if (++this.fetches !== LOAD_ALL_AFTER || this.snapshot.postings > LOAD_ALL_POSTINGS) return;
+    this.loadAll().then(
+      (dictionary) => {
+        this.dictionary = dictionary;
+      },
+      () => {
+        // Requests fetch their own postings, and say what went wrong if it was more than this read
+        // (a newer generation: INDEX_CHANGED; the database: its error). Another LOAD_ALL_AFTER statements try again.
+        this.fetches = 0;
+      },
+    );
   }
 
   /** Every segment row of this generation, in one statement that proves it. */
