@@ -50,8 +50,11 @@ const BITMAP_ORDER_FROM = 64;
  * reads a row instead of one that finds and sends every segment row of the query's terms)…
  */
 const LOAD_ALL_AFTER = 16;
-/** …when its generation holds at most this many postings (about 5 bytes each in memory: 25 MB, plus the terms). */
-const LOAD_ALL_POSTINGS = 5_000_000;
+/**
+ * …when its generation holds at most this many postings. Playwright's 1.2 million take 9.7 MB with
+ * their terms, and reading them about 85 MB more for a moment (the hex text the driver receives).
+ */
+const LOAD_ALL_POSTINGS = 2_000_000;
 
 /** How many postings lists, document frequencies and outlines a view keeps. */
 const CACHED = 4096;
