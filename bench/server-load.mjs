@@ -342,13 +342,23 @@ function httpClient(baseUrl, sockets) {
           response.on('end', () => {
             const ms = performance.now() - started;
             const text = Buffer.concat(chunks).toString('utf8');
-            let json = null;
-            try {
-              json = JSON.parse(text);
-            } catch {
-              // left null: the caller reports the text
-            }
-            resolveSend({ status: response.statusCode, ms, text, json });
+            // Parsed on first use only: most answers are counted by their status alone, and this process shares the cores with the server.
+            let json;
+            resolveSend({
+              status: response.statusCode,
+              ms,
+              text,
+              get json() {
+                if (json === undefined) {
+                  try {
+                    json = JSON.parse(text);
+                  } catch {
+                    json = null; // the caller reports the text
+                  }
+                }
+                return json;
+              },
+            });
           });
           response.on('error', (error) => resolveSend({ status: 0, ms: performance.now() - started, text: `response: ${error.message}`, json: null }));
         },
