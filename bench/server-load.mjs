@@ -136,6 +136,17 @@ function processCpu(pid) {
   return stat ? (stat.utime + stat.stime) / CLK_TCK : null;
 }
 
+/** CPU seconds of a process's main thread alone (its task whose id is the pid): the thread every request is answered on. */
+function mainThreadCpu(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return null; // gone, or not Linux
+  }
+}
+
 /** CPU seconds of a PostgreSQL server: its postmaster (with the children it reaped) and every live child (backends, workers). */
 function postgresCpu(postmasterPid) {
   const root = procStat(postmasterPid);
@@ -486,7 +497,7 @@ async function timedPhase(store, server, client, repos, options) {
   const reindexRuns = Object.fromEntries(reindexing.map((repo) => [repo.name, { completed: [], late: null, failed: [] }]));
 
   const loop = monitorEventLoopDelay({ resolution: 10 });
-  const cpuStart = { server: processCpu(server.pid), db: sumCpu(options, store), self: process.cpuUsage(), machine: machineCpu() };
+  const cpuStart = { server: processCpu(server.pid), main: mainThreadCpu(server.pid), db: sumCpu(options, store), self: process.cpuUsage(), machine: machineCpu() };
   let rssPeak = 0;
   const poller = setInterval(() => {
     const { rss } = memory(server.pid);
@@ -564,7 +575,7 @@ async function timedPhase(store, server, client, repos, options) {
   const reindexDone = Promise.all(reindexing.map(reindexLoop));
   await Promise.all(Array.from({ length: options.clients }, (_unused, index) => clientLoop(index)));
   const clientsEnded = performance.now();
-  const cpuEnd = { server: processCpu(server.pid), db: sumCpu(options, store), self: process.cpuUsage(cpuStart.self), machine: machineCpu() };
+  const cpuEnd = { server: processCpu(server.pid), main: mainThreadCpu(server.pid), db: sumCpu(options, store), self: process.cpuUsage(cpuStart.self), machine: machineCpu() };
   const rssAtEnd = memory(server.pid);
   loop.disable();
   clearInterval(poller);
@@ -577,6 +588,7 @@ async function timedPhase(store, server, client, repos, options) {
   const serverSide = Object.fromEntries(ENDPOINTS.map((name) => [name, summarize(server.requests.filter((entry) => entry.path === PATHS[name] && entry.at >= wallStarted && entry.status < 500).map((entry) => entry.ms))]));
   const cpu = {
     server_s: cpuStart.server !== null && cpuEnd.server !== null ? cpuEnd.server - cpuStart.server : null,
+    server_main_thread_s: cpuStart.main !== null && cpuEnd.main !== null ? cpuEnd.main - cpuStart.main : null,
     db_s: cpuStart.db !== null && cpuEnd.db !== null ? cpuEnd.db - cpuStart.db : null,
     loadgen_s: (cpuEnd.self.user + cpuEnd.self.system) / 1e6,
     machine_busy_s: cpuStart.machine && cpuEnd.machine ? cpuEnd.machine.busy - cpuStart.machine.busy : null,
@@ -659,11 +671,11 @@ function report(results, corpora, options, machine, commit) {
   const cpuRows = ok.map((result) => {
     const { cpu, seconds } = result.phase;
     const cores = (value) => (value === null ? '—' : `${(value / seconds).toFixed(2)}`);
-    return [STORE_LABEL[result.store], cores(cpu.server_s), cores(cpu.db_s), cores(cpu.loadgen_s), cores(cpu.machine_busy_s), `${formatMs(result.phase.loadgen_loop_delay_ms.p99)}`];
+    return [STORE_LABEL[result.store], cores(cpu.server_s), cores(cpu.server_main_thread_s), cores(cpu.db_s), cores(cpu.loadgen_s), cores(cpu.machine_busy_s), `${formatMs(result.phase.loadgen_loop_delay_ms.p99)}`];
   });
   write(`CPU in the timed phase, in cores busy on average (this machine has ${machine.cores}):`);
   write();
-  write(renderTable(['store', 'server', 'database', 'load generator', 'whole machine', 'load generator loop delay p99'], cpuRows, ['l', 'r', 'r', 'r', 'r', 'r']));
+  write(renderTable(['store', 'server (all threads)', 'of which main thread', 'database (all nodes)', 'load generator', 'whole machine', 'load generator loop delay p99'], cpuRows, ['l', 'r', 'r', 'r', 'r', 'r', 'r']));
   write();
   for (const result of ok) {
     const phase = result.phase;
