@@ -11,7 +11,7 @@
 // its request log), every failed request, the server's RSS, and where the CPU went (server,
 // database, this load generator). Bounded: exactly --seconds of load and at most --max-requests.
 // Usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-//        [--clients 16] [--seconds 60] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
+//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,8 @@ import pg from 'pg';
 import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-       [--clients 16] [--seconds 60] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
+       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
+--quiet-seconds N: first the same load for N seconds with nothing re-indexing, to compare with.
 CORPUS: git checkouts (or --corpora FILE, one path a line); each store gets private clones of them.
 --pg / --citus name databases that hold nothing else: their repodex tables are emptied first.`;
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,6 +59,7 @@ function parseCommandLine() {
       clients: { type: 'string' },
       seconds: { type: 'string' },
       'max-requests': { type: 'string' },
+      'quiet-seconds': { type: 'string' },
       reindex: { type: 'string' },
       'sync-threads': { type: 'string' },
       seed: { type: 'string' },
@@ -94,6 +96,7 @@ function parseCommandLine() {
     urls: { fs: null, postgres: values.pg ?? null, citus: values.citus ?? null },
     clients: whole('clients', 16, 1),
     seconds: whole('seconds', 60, 1),
+    quietSeconds: whole('quiet-seconds', 0, 0),
     maxRequests: whole('max-requests', 200_000, 1),
     syncThreads: whole('sync-threads', 2, 1),
     seed: whole('seed', 7, 0),
@@ -460,6 +463,10 @@ async function runStore(store, corpora, options, scratch) {
     }
     result.rss_after_warmup = memory(server.pid);
 
+    if (options.quietSeconds > 0) {
+      log(`${store.name}: ${options.clients} clients for ${options.quietSeconds} s, nothing re-indexing`);
+      result.quiet = await timedPhase(store, server, client, repos, { ...options, seconds: options.quietSeconds, reindex: [] });
+    }
     log(`${store.name}: ${options.clients} clients for ${options.seconds} s while ${options.reindex.join(' and ')} re-index`);
     result.phase = await timedPhase(store, server, client, repos, options);
     result.rss_end = memory(server.pid);
@@ -635,54 +642,59 @@ function report(results, corpora, options, machine, commit) {
   const out = [];
   const write = (line = '') => out.push(line);
   const totalFiles = corpora.reduce((sum, corpus) => sum + corpus.files, 0);
-  write(`team server under load, ${corpora.length} repositories (${totalFiles.toLocaleString('en-US')} files with indexed extensions), ${options.clients} clients × ${options.seconds} s, ${options.reindex.join(' and ')} re-indexing (force) throughout`);
+  write(`team server under load, ${corpora.length} repositories (${totalFiles.toLocaleString('en-US')} files with indexed extensions), ${options.clients} clients × ${options.seconds} s, ${options.reindex.join(' and ')} re-indexing (force) throughout${options.quietSeconds > 0 ? ` (after ${options.quietSeconds} s of the same load with nothing re-indexing)` : ''}`);
   write(`commit ${commit}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${describeMachine(machine)}`);
   write(`server: serve --http --rate-limit 0 --sync-threads ${options.syncThreads}; lexical index (embeddings off in every clone); clients: ${options.clients} keep-alive HTTP connections from this one Node process, no think time; mix ${Math.round(MIX.search * 100)}% search (top_k 10), ${Math.round(MIX.fetch * 100)}% fetch (one chunk id from an earlier answer), ${Math.round((1 - MIX.search - MIX.fetch) * 100)}% outline; uniform over repositories`);
   write();
   const ok = results.filter((result) => result.phase);
-  const rows = ok.map((result) => {
-    const phase = result.phase;
-    const reindex = Object.entries(phase.reindex).map(([name, runs]) => `${name} ${runs.completed}× (${formatMs(runs.wall_ms?.median ?? null)})`).join(', ');
+  // Each store's timed phase, after its quiet one when there was one.
+  const phases = ok.flatMap((result) => [
+    ...(result.quiet ? [{ result, phase: result.quiet, label: `${STORE_LABEL[result.store]}, quiet` }] : []),
+    { result, phase: result.phase, label: result.quiet ? `${STORE_LABEL[result.store]}, re-indexing` : STORE_LABEL[result.store] },
+  ]);
+  const rows = phases.map(({ result, phase, label }) => {
+    const reindex = Object.entries(phase.reindex).map(([name, runs]) => `${name} ${runs.completed}× (${formatMs(runs.wall_ms?.median ?? null)})`).join(', ') || 'none';
+    // Per-store figures go on the store's first row.
+    const first = phase === (result.quiet ?? result.phase);
     return [
-      STORE_LABEL[result.store],
-      formatMs(result.index_ms),
+      label,
+      first ? formatMs(result.index_ms) : '',
       `${phase.throughput.toFixed(0)}/s`,
       String(phase.completed),
       String(phase.errors),
       reindex,
-      formatBytes(result.rss_after_warmup.rss),
+      first ? formatBytes(result.rss_after_warmup.rss) : '',
       formatBytes(phase.rss_peak),
-      formatBytes(result.rss_end.hwm),
-      result.db_bytes !== undefined ? formatBytes(result.db_bytes) : '—',
+      phase === result.phase ? formatBytes(result.rss_end.hwm) : '',
+      first && result.db_bytes !== undefined ? formatBytes(result.db_bytes) : first ? '—' : '',
     ];
   });
   write(renderTable(['store', 'index all', 'throughput', 'requests', 'errors', 're-index runs (median)', 'RSS before load', 'RSS peak in load', 'VmHWM at end', 'database size'], rows, ['l', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'r', 'r']));
   write();
   const latencyRows = [];
-  for (const result of ok) {
+  for (const { phase, label } of phases) {
     for (const name of ENDPOINTS) {
-      const client = result.phase.endpoints[name];
-      const server = result.phase.server_side[name];
-      latencyRows.push([STORE_LABEL[result.store], name, String(client?.n ?? 0), formatMs(client?.median ?? null), formatMs(client?.p99 ?? null), formatMs(client?.max ?? null), formatMs(server?.median ?? null), formatMs(server?.p99 ?? null)]);
+      const client = phase.endpoints[name];
+      const server = phase.server_side[name];
+      latencyRows.push([label, name, String(client?.n ?? 0), formatMs(client?.median ?? null), formatMs(client?.p99 ?? null), formatMs(client?.max ?? null), formatMs(server?.median ?? null), formatMs(server?.p99 ?? null)]);
     }
   }
   write(renderTable(['store', 'endpoint', 'n', 'p50', 'p99', 'max', 'server p50', 'server p99'], latencyRows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r']));
   write();
-  const cpuRows = ok.map((result) => {
-    const { cpu, seconds } = result.phase;
+  const cpuRows = phases.map(({ phase, label }) => {
+    const { cpu, seconds } = phase;
     const cores = (value) => (value === null ? '—' : `${(value / seconds).toFixed(2)}`);
-    return [STORE_LABEL[result.store], cores(cpu.server_s), cores(cpu.server_main_thread_s), cores(cpu.db_s), cores(cpu.loadgen_s), cores(cpu.machine_busy_s), `${formatMs(result.phase.loadgen_loop_delay_ms.p99)}`];
+    return [label, cores(cpu.server_s), cores(cpu.server_main_thread_s), cores(cpu.db_s), cores(cpu.loadgen_s), cores(cpu.machine_busy_s), `${formatMs(phase.loadgen_loop_delay_ms.p99)}`];
   });
-  write(`CPU in the timed phase, in cores busy on average (this machine has ${machine.cores}):`);
+  write(`CPU in each timed phase, in cores busy on average (this machine has ${machine.cores}):`);
   write();
   write(renderTable(['store', 'server (all threads)', 'of which main thread', 'database (all nodes)', 'load generator', 'whole machine', 'load generator loop delay p99'], cpuRows, ['l', 'r', 'r', 'r', 'r', 'r', 'r']));
   write();
-  for (const result of ok) {
-    const phase = result.phase;
+  for (const { result, phase, label } of phases) {
     const target = TARGETS.searchP99[result.store];
     const p99 = phase.endpoints.search?.p99 ?? null;
     write(
-      `${STORE_LABEL[result.store]}: search p99 ${formatMs(p99)} (target ≤ ${target} ms: ${p99 !== null && p99 <= target ? 'PASS' : 'MISS'}); failed requests ${phase.errors} (target 0: ${phase.errors === 0 ? 'PASS' : 'MISS'})` +
+      `${label}: search p99 ${formatMs(p99)} (target ≤ ${target} ms: ${p99 !== null && p99 <= target ? 'PASS' : 'MISS'}); failed requests ${phase.errors} (target 0: ${phase.errors === 0 ? 'PASS' : 'MISS'})` +
         `${phase.fetch_gone > 0 ? `; ${phase.fetch_gone} fetches of a chunk a re-index replaced (404 "gone: search again", not failures)` : ''}; ${phase.empty_searches} searches with no hit${phase.capped ? `; stopped at --max-requests ${options.maxRequests}` : ''}`,
     );
     for (const body of phase.error_bodies) write(`  failed: ${body}`);
@@ -738,7 +750,7 @@ async function main() {
   if (options.json) {
     writeFileSync(options.json, `${JSON.stringify({ machine, commit, options: { ...options, urls: undefined }, corpora: corpora.map(({ queries, ...corpus }) => ({ ...corpus, queries: queries.length })), results }, null, 2)}\n`);
   }
-  if (results.some((result) => result.problem || (result.phase && result.phase.errors > 0))) process.exitCode = 1;
+  if (results.some((result) => result.problem || (result.phase && result.phase.errors > 0) || (result.quiet && result.quiet.errors > 0))) process.exitCode = 1;
 }
 
 main().catch((error) => {
