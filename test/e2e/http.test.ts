@@ -62,7 +62,7 @@ async function until<T>(what: string, ms: number, check: () => Promise<T | undef
   }
 }
 
-const backends = testBackends().filter((backend) => backend.name !== 'citus');
+const backends = testBackends();
 
 describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   const storeArgs = backend.spec.kind === 'postgres' ? ['--store', backend.spec.url] : [];

@@ -52,10 +52,10 @@ export class PgRegistry implements RepoRegistry {
     await this.prepare();
     // A root indexed before (from the CLI with --store) keeps its id, and so its index.
     await this.pool.query('INSERT INTO repos (root) VALUES ($1) ON CONFLICT (root) DO NOTHING', [root]);
-    const claimed = await this.pool.query<RepoRow>(`UPDATE repos SET registered_at = now(), name = $2 WHERE root = $1 AND registered_at IS NULL RETURNING ${COLUMNS}`, [root, name]);
-    if (claimed[0]) return { repo: toRepo(claimed[0]), created: true };
-    const [known] = await this.pool.query<RepoRow>(`SELECT ${COLUMNS} FROM repos WHERE root = $1`, [root]);
-    return { repo: toRepo(known!), created: false };
+    // The time as a value and only columns returned: Citus allows no function that is not immutable in an update's values or RETURNING.
+    const claimed = await this.pool.query('UPDATE repos SET registered_at = $3::timestamptz, name = $2 WHERE root = $1 AND registered_at IS NULL RETURNING id', [root, name, new Date().toISOString()]);
+    const [row] = await this.pool.query<RepoRow>(`SELECT ${COLUMNS} FROM repos WHERE root = $1`, [root]);
+    return { repo: toRepo(row!), created: claimed.length > 0 };
   }
 
   async remove(repoId: string): Promise<boolean> {
