@@ -44,6 +44,8 @@ export interface IndexStatus {
   readonly chunk_count: number;
   readonly files_indexed: number;
   readonly chunks_with_embeddings: number;
+  /** Why there are fewer vectors than chunks, when something says (embeddings off, too few terms to learn from, a failed run), or null. */
+  readonly vectors_note: string | null;
   readonly watcher_active: boolean;
   /** How far the running sync or embedding run has come, or null (index_status is `indexing` only while the lexical index is built: vectors are made after it, in the background). */
   readonly progress: SyncProgress | null;
@@ -120,6 +122,17 @@ export class RepoHost {
     const repo = (await this.registry.list()).find((entry) => entry.repo_id === repoId);
     if (!repo) throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(repoId)} is registered here: GET /repos lists them, POST /repos adds one`, { selfContained: true });
     return repo;
+  }
+
+  /** The id of the repository `asked` names: its id, or its name when one repository has it; else REPO_UNKNOWN. */
+  async resolve(asked: string): Promise<string> {
+    const repos = await this.registry.list();
+    const byId = repos.find((entry) => entry.repo_id === asked);
+    if (byId) return byId.repo_id;
+    const named = repos.filter((entry) => entry.name === asked);
+    if (named.length === 1) return named[0]!.repo_id;
+    if (named.length > 1) throw new RepodexError('BAD_REQUEST', `${named.length} repositories are named ${JSON.stringify(asked)}: name one by its id (GET /repos)`, { selfContained: true });
+    throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(asked)} is registered here: GET /repos lists them, POST /repos adds one`, { selfContained: true });
   }
 
   /** The registered repository whose root is `root` (or holds it), or REPO_UNKNOWN. */
@@ -201,6 +214,7 @@ export class RepoHost {
       chunk_count: report.chunks,
       files_indexed: report.files_indexed,
       chunks_with_embeddings: report.semantic?.vectors ?? 0,
+      vectors_note: vectorsNote(report.semantic),
       watcher_active: server.watching,
       progress,
       reasons: report.reasons,
@@ -285,6 +299,13 @@ export class RepoHost {
     }
     return root;
   }
+}
+
+/** What the vectors panel says when vectors are missing: off, or the problem it names. */
+function vectorsNote(semantic: { readonly state: string; readonly problem: string | null } | undefined): string | null {
+  if (!semantic) return null;
+  if (semantic.state === 'off') return 'embeddings are off (embeddings.provider in the repository\'s .repodex/config.json)';
+  return semantic.problem;
 }
 
 /** Whether `path` is strictly inside `folder` (both absolute and real). */

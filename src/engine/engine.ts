@@ -20,7 +20,7 @@ import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
-import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, search } from '../search/search.js';
+import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, filesAllowed, search } from '../search/search.js';
 import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
@@ -185,6 +185,8 @@ export class Engine {
   private embedAgain = false;
   /** Why the last embedding run failed, until one succeeds. */
   private embedProblem: string | undefined;
+  /** Why the last embedding run made no vectors though it did not fail (too few distinct terms to learn from). */
+  private embedNote: string | undefined;
 
   constructor(
     readonly root: string,
@@ -300,7 +302,7 @@ export class Engine {
     }
     if (!embedder) return { state: 'off', engine: null, model: null, dim: null, problem: null, ...base };
     const running = (await this.store.embeddingRunning()) !== undefined;
-    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? embedder.damage ?? null };
+    const identity = { engine: embedder.engine, model: embedder.model, dim: embedder.dim, problem: this.embedProblem ?? embedder.damage ?? this.embedNote ?? null };
     let manifest;
     try {
       manifest = await this.store.readVectorManifest();
@@ -398,6 +400,7 @@ export class Engine {
       const progress = this.tracking(onEvent);
       const summary = await this.runner.embed(ctx, embedder, { signal: options.signal }, progress.onEvent).finally(progress.done);
       this.embedProblem = undefined;
+      this.embedNote = summary.vectors === 0 && summary.reason !== undefined ? summary.reason : undefined;
       return summary;
     } catch (error) {
       this.embedProblem = errorMessage(error);
@@ -668,6 +671,10 @@ export class Engine {
     const outcome = await search(view, { q: options.q, topK, mode, semantic, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
     this.analytics.record(outcome.hits.length > 0);
     if (outcome.terms.length === 0 && mode !== 'vector') warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
+    if (outcome.hits.length === 0 && (options.glob !== undefined || options.lang !== undefined) && filesAllowed(view, options.glob, options.lang) === 0) {
+      const filter = [options.glob !== undefined ? `glob ${JSON.stringify(options.glob)}` : '', options.lang !== undefined ? `language ${options.lang}` : ''].filter(Boolean).join(' and ');
+      warnings.push(`no indexed file matches ${filter}: globs match paths from the repository root, such as src/**/*.ts or *.py`);
+    }
     const results = await presentHits(this.context(), view, outcome.hits, outcome.words, treeMatches === true);
     if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
     return {

@@ -111,13 +111,13 @@ function boundedName(name: string): string {
  * not validate): such calls are logged too, with names and the number of fields bounded, since
  * they are what a client chose to send. Returns the call's request id.
  */
-export function recordRefused(engine: Engine, context: { readonly frontend: string; readonly tool?: string }, op: string, args: Record<string, unknown>): string {
+export function recordRefused(target: { readonly auditLog: CallLog }, context: { readonly frontend: string; readonly tool?: string; readonly client?: string }, op: string, args: Record<string, unknown>): string {
   const requestId = randomUUID();
   const fields = Object.entries(args);
   const kept = Object.fromEntries(fields.slice(0, MAX_REFUSED_FIELDS).map(([name, value]) => [boundedName(name), value]));
   if (fields.length > MAX_REFUSED_FIELDS) kept['…'] = `${fields.length - MAX_REFUSED_FIELDS} more fields`;
-  const who = { frontend: context.frontend, ...(context.tool !== undefined ? { tool: boundedName(context.tool) } : {}) };
-  recordCall(engine.auditLog, who, { time: new Date().toISOString(), request_id: requestId, op: boundedName(op), args: kept, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
+  const who = { frontend: context.frontend, ...(context.client !== undefined ? { client: context.client } : {}), ...(context.tool !== undefined ? { tool: boundedName(context.tool) } : {}) };
+  recordCall(target.auditLog, who, { time: new Date().toISOString(), request_id: requestId, op: boundedName(op), args: kept, outcome: 'BAD_REQUEST', blocked: false, duration_ms: 0 });
   return requestId;
 }
 
@@ -150,7 +150,7 @@ function wholeCharacters(text: string): string {
  * object, over the size limit): no op, and as arguments what was wrong, the line's length in bytes
  * (when known) and how it began — as text (bytes that are not UTF-8 shown as U+FFFD), at most 200 characters.
  */
-export function recordUnreadable(engine: Engine, frontend: string, problem: string, line: { readonly bytes?: number; readonly head?: Uint8Array | string }): string {
+export function recordUnreadable(engine: { readonly auditLog: CallLog }, frontend: string, problem: string, line: { readonly bytes?: number; readonly head?: Uint8Array | string }): string {
   // The parser's message quotes the line (unescaped, so no pattern can find where the quote
   // ends): that excerpt may be part of a credential too short to recognise. Keep what kind of
   // error it was and where, no text of the line.

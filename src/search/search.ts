@@ -119,6 +119,15 @@ function releaseScratch(view: IndexView, scratch: Scratch): void {
 
 const fileFilterCache = new WeakMap<IndexView, Map<string, Uint8Array>>();
 
+/** How many indexed files a glob and language filter let through (all of them without a filter). */
+export function filesAllowed(view: IndexView, glob: string | undefined, lang: Language | undefined): number {
+  const allowed = fileFilter(view, glob, lang, false);
+  if (!allowed) return view.fileSlots;
+  let count = 0;
+  for (let f = 0; f < allowed.length; f++) count += allowed[f]!;
+  return count;
+}
+
 /** Which files pass the glob, language and test filters, cached per view and filter. */
 function fileFilter(view: IndexView, glob: string | undefined, lang: Language | undefined, excludeTests: boolean): Uint8Array | undefined {
   if (glob === undefined && lang === undefined && !excludeTests) return undefined;

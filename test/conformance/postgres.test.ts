@@ -6,6 +6,8 @@ import { createEmbedder, openStore } from '../../src/compose.js';
 import { Engine } from '../../src/engine/engine.js';
 import { call } from '../../src/protocol/call.js';
 import { pgPool } from '../../src/pg-driver.js';
+import { localParseCache } from '../../src/store/fs/parse-cache.js';
+import { PgStore } from '../../src/store/pg/pg-store.js';
 import type { SqlPool } from '../../src/store/pg/sql.js';
 import { TOPICS, makeRepo, runCli, runCliAsync } from '../helpers.js';
 import { testBackends } from './backends.js';
@@ -179,6 +181,63 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       const after = await reader.search({ q: 'beta' });
       expect(after.generation).toBe(synced.generation + 1);
       expect(after.results).toEqual([]);
+    });
+
+    it("a view that has served many requests keeps every posting of its generation in memory, and never answers from it once another process has committed a newer generation", async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      // The reader's statements, counted: those that read postings name their table.
+      const db = sql();
+      const postingStatements: string[] = [];
+      const counted: SqlPool = {
+        ...db,
+        query: (text, params) => {
+          if (text.includes('segment_postings')) postingStatements.push(text);
+          return db.query(text, params);
+        },
+      };
+      const store = new PgStore(counted, root, 'the test database', localParseCache(join(root, '.repodex')), () => false);
+      await store.stamp();
+      const view = await store.open();
+      // A request per term, each asking the database for that term, until the view has read every
+      // row of its generation (in the background) and a request asks nothing more.
+      for (let i = 0, asked = -1; asked !== postingStatements.length; i++) {
+        expect(i).toBeLessThan(1000);
+        asked = postingStatements.length;
+        await store.stamp();
+        expect(await view.postings([`absent${i}`])).toEqual([undefined]);
+      }
+      expect(postingStatements.filter((text) => !text.includes('$2'))).toHaveLength(1);
+      const asked = postingStatements.length;
+      await store.stamp();
+      const [alpha, beta] = await view.postings(['alphastep', 'betastep']);
+      expect(postingStatements).toHaveLength(asked);
+      expect([alpha?.df, beta?.df]).toEqual([1, 1]);
+      expect(view.docFile[alpha!.docs[0]!]).toBe(view.findFile('src/a.ts'));
+      // Another process commits a newer generation: the next request is told so, also for a term the view holds.
+      writeFileSync(join(root, 'src/b.ts'), module('deltaStep'));
+      await writer.sync();
+      await store.stamp();
+      await expect(view.postings(['deltastep'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      await store.stamp();
+      await expect(view.postings(['betastep'])).rejects.toMatchObject({ code: 'INDEX_CHANGED' });
+      // An engine reading through the same store answers from the new generation.
+      const reader = new Engine(root, store, { autoIndex: false });
+      expect((await reader.search({ q: 'delta' })).results.map((hit) => hit.path)).toEqual(['src/b.ts']);
+      expect((await reader.search({ q: 'beta' })).results).toEqual([]);
+    });
+
+    it('regression: a postings request that filled the view’s cache of postings lists answered nothing for the terms it had kept earlier in the same request', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      await engineFor(root).sync();
+      const store = openStore(root, backend.spec);
+      await store.stamp();
+      const view = await store.open();
+      // One list short of a full cache (4096 lists): the second term of the next request empties it.
+      await view.postings(Array.from({ length: 4095 }, (_, i) => `absent${i}`));
+      const [alpha, beta] = await view.postings(['alphastep', 'betastep']);
+      expect([alpha?.df, beta?.df]).toEqual([1, 1]);
     });
 
     it("a file listing, answered from the catalog in memory, shows another process's new generation on the very next request", async () => {

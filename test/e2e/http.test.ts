@@ -141,6 +141,11 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect(bundle.body.excerpts.length).toBeGreaterThan(0);
     const status = await server.request(`/status?repo_id=${repoId}`);
     expect(status.body).toMatchObject({ root, state: 'ready' });
+    // A glob no file matches is said, not answered with silence.
+    const noFile = await server.request('/search', { body: { repo_id: repoId, query: 'parse', glob: '[' } });
+    expect(noFile.status).toBe(200);
+    expect(noFile.body.results).toEqual([]);
+    expect(noFile.body.warnings.join(' ')).toContain('no indexed file matches glob "["');
   });
 
   it.skipIf(backend.missing !== undefined)('reports index status with seed 001 fields, and health', async () => {
@@ -161,6 +166,12 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     if (status.body.progress !== null) expect(['train', 'embed', 'graph']).toContain(status.body.progress.phase);
     expect(status.body.chunk_count).toBeGreaterThanOrEqual(4);
     expect(typeof status.body.chunks_with_embeddings).toBe('number');
+    // Four files are too few for the builtin embedder to learn from: the status says so rather than showing 0 alone.
+    const settled = await until('the vectors run to end', 30_000, async () => {
+      const now = (await server.request(`/index/status/${repoId}`)).body;
+      return now.progress === null ? now : undefined;
+    });
+    if (settled.chunks_with_embeddings < settled.chunk_count) expect(settled.vectors_note).toMatch(/\w/);
     expect(Date.parse(status.body.last_indexed_at)).not.toBeNaN();
     const health = await server.request('/health');
     expect(health.status).toBe(200);
@@ -260,6 +271,32 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect((hits.body.results as Json[]).filter((hit) => hit.path === 'm7.ts')).toHaveLength(1);
   });
 
+  it.skipIf(backend.missing !== undefined)("answers one repository's searches while another rebuilds its index", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1500; i++) files[`src/part${i}.ts`] = `export function partNumber${i}(value: number): number {\n  return value * ${i} + ${i % 7};\n}\n`;
+    const big = gitRepo(files);
+    const bigId = (await server.request('/repos', { body: { root: big } })).body.repo_id as string;
+    registered.push(bigId);
+    await server.request('/index/run', { body: { repo_id: repoId } });
+    let rebuilt = false;
+    const rebuild = server.request('/index/run', { body: { repo_id: bigId, force: true } }).then((answer) => {
+      rebuilt = true;
+      return answer;
+    });
+    await until('the rebuild to start', 30_000, async () => ((await server.request(`/index/status/${bigId}`)).body.index_status === 'indexing' ? true : undefined));
+    // Searches of the other repository are answered while the rebuild runs (on the shared worker thread).
+    let answeredDuring = 0;
+    for (let i = 0; i < 5; i++) {
+      const answer = await server.request('/search', { body: { repo_id: repoId, query: 'router match' } });
+      expect(answer.status).toBe(200);
+      if (!rebuilt) answeredDuring++;
+    }
+    expect(answeredDuring).toBeGreaterThan(0);
+    const done = await rebuild;
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({ mode: 'full', files_scanned: 1500 });
+  });
+
   it.skipIf(backend.missing !== undefined)('watches a repository: stale at once, an edit searchable soon after, kept across restarts', async () => {
     const repo = gitRepo({ 'w.ts': 'export const watched = 1;\n' });
     const added = await server.request('/repos', { body: { root: repo } });
@@ -282,7 +319,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect(stopped.body.watcher_active).toBe(false);
   });
 
-  it.skipIf(backend.missing !== undefined)('serves the eight repo.* tools over MCP Streamable HTTP, one repository per session', async () => {
+  it.skipIf(backend.missing !== undefined)('serves the eight repo.* tools over MCP Streamable HTTP, the repository named by the session or by each call', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=${repoId}`)));
     try {
@@ -300,13 +337,34 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     } finally {
       await client.close();
     }
-    // Without a repository named (and several registered), a session is refused with how to name one.
-    const nameless = new Client({ name: 'test', version: '1.0.0' });
-    const other = gitRepo({ 'x.ts': 'export const x = 1;\n' });
-    registered.push((await server.request('/repos', { body: { root: other } })).body.repo_id);
-    await expect(nameless.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)))).rejects.toThrow(/repo_id/);
-    const unknown = new Client({ name: 'test', version: '1.0.0' });
-    await expect(unknown.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=nope`)))).rejects.toThrow();
+    // Without a repository in the URL (and several registered), each call names one in `repo`.
+    const other = gitRepo({ 'x.ts': 'export function xylophoneTuner() {}\n' });
+    const otherId = (await server.request('/repos', { body: { root: other } })).body.repo_id as string;
+    registered.push(otherId);
+    const many = new Client({ name: 'test', version: '1.0.0' });
+    await many.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    try {
+      const listed = await many.listTools();
+      const search = listed.tools.find((tool) => tool.name === 'repo.search')!;
+      expect(search.inputSchema.required).toContain('repo');
+      const inOther = (await many.callTool({ name: 'repo.search', arguments: { repo: otherId, query: 'xylophone tuner' } })).structuredContent as Json;
+      expect(inOther.ok, JSON.stringify(inOther)).toBe(true);
+      expect(inOther.result.results[0].path).toBe('x.ts');
+      const inFirst = (await many.callTool({ name: 'repo.outline', arguments: { repo: repoId, path: 'src/router.ts' } })).structuredContent as Json;
+      expect(inFirst.result.symbols.map((symbol: Json) => symbol.name)).toContain('Router');
+      const missing = (await many.callTool({ name: 'repo.search', arguments: { query: 'x' } })).structuredContent as Json;
+      expect(missing).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+      expect(missing.error.message).toContain('repo: required');
+      const unknown = (await many.callTool({ name: 'repo.search', arguments: { repo: 'no-such-repo', query: 'x' } })).structuredContent as Json;
+      expect(unknown).toMatchObject({ ok: false, error: { code: 'REPO_UNKNOWN' } });
+    } finally {
+      await many.close();
+    }
+    const unknownSession = new Client({ name: 'test', version: '1.0.0' });
+    await expect(unknownSession.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=nope`)))).rejects.toThrow();
+    // MCP calls are audited with the client's address, like every other request.
+    const audit = await server.request(`/audit?repo_id=${otherId}&limit=50`);
+    expect((audit.body.entries as Json[]).some((entry) => entry.frontend === 'mcp' && entry.tool === 'repo.search' && entry.client === '127.0.0.1')).toBe(true);
   });
 
   it.skipIf(backend.missing !== undefined)('describes itself in /openapi.json from the same schemas', async () => {

@@ -545,8 +545,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const run = async <O extends Op>(request: RequestOf<O>, human: (data: ResponseOf<O>, style: Style) => string, refine?: (data: ResponseOf<O>) => ResponseOf<O>): Promise<number> => {
       if (remote) {
         const output = await runRemote(remote.client, remoteCommand(name, remote.repoId, request), json, io.stdout);
-        if (output.stdout !== undefined) out(output.stdout);
         if (output.stderr !== undefined) io.stderr.write(`${output.stderr}\n`);
+        if (output.stdout !== undefined) out(output.stdout);
         return output.code;
       }
       if (!local) throw new RepodexError('INTERNAL', `${name} has no engine here`);

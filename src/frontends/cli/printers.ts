@@ -302,7 +302,8 @@ export function printAudit(report: ResponseOf<'audit'>, style: Style): string {
     const args = Object.entries(entry.args)
       .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`)
       .join(' ');
-    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? (entry.op || '(no op)')).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}  ${args}`;
+    const who = entry.client !== undefined ? ` ${style.dim(`from ${entry.client}`)}` : '';
+    return `${style.dim(entry.time)}  ${entry.frontend.padEnd(5)} ${(entry.tool ?? (entry.op || '(no op)')).padEnd(24)} ${outcome}${entry.blocked ? style.yellow(' blocked') : ''}  ${style.dim(`${entry.duration_ms} ms`)}${who}  ${args}`;
   });
   lines.push(style.dim(`${formatCount(report.entries.length)} of ${formatNoun(report.total, 'call')} (${report.path})`), ...warnings);
   return lines.join('\n');

@@ -156,7 +156,9 @@ export async function runRemote(client: ServerClient, command: RemoteCommand, js
   const refused = answer.status >= 400 || (Array.isArray(data.chunks) && (data.chunks as object[]).every((chunk) => 'error' in chunk));
   if (json) return { stdout: JSON.stringify(data), code: refused ? 1 : 0 };
   const text = (command.print as Printer<unknown>)(humanSafe(data), style);
-  return refused ? { stderr: text, code: 1 } : { stdout: text, code: 0 };
+  // As the local command does: a sync the answer needed first is told on stderr.
+  const synced = command.print !== (printSyncSummary as Printer<never>) && data.synced !== undefined ? `${printSyncSummary(humanSafe(data.synced) as never)}\n` : '';
+  return refused ? { stderr: `${synced}${text}`, code: 1 } : { stdout: text, ...(synced ? { stderr: synced.trimEnd() } : {}), code: 0 };
 }
 
 /** `repodex repo …`: the repositories of a server. */
@@ -172,12 +174,14 @@ export async function runRepoCommand(client: ServerClient, sub: string | undefin
       return out(data, `${data.created ? 'registered' : 'already registered'}: ${data.repo.name} ${data.repo_id} (${data.repo.root})`);
     }
     case 'list': {
-      const data = (await client.call('GET', '/repos')) as { repos: { repo_id: string; name: string; root: string; index_status: string; watch: boolean; progress: { done: number | null; total: number | null } | null }[] };
+      const data = (await client.call('GET', '/repos')) as { repos: { repo_id: string; name: string; root: string; index_status: string; watch: boolean; progress: { phase: string; done: number | null; total: number | null } | null }[] };
       if (data.repos.length === 0) return out(data, 'no repositories registered: repodex repo add PATH');
       const width = Math.max(...data.repos.map((repo) => repo.name.length));
       const lines = data.repos.map((repo) => {
-        const progress = repo.progress && repo.progress.total ? ` ${repo.progress.done ?? 0}/${repo.progress.total}` : '';
-        return `${repo.repo_id}  ${repo.name.padEnd(width)}  ${`${repo.index_status}${progress}`.padEnd(12)}${repo.watch ? ' watched' : '        '}  ${repo.root}`;
+        const lexical = repo.progress !== null && ['scan', 'index', 'write'].includes(repo.progress.phase);
+        const counted = repo.progress && repo.progress.total ? `${repo.progress.done ?? 0}/${repo.progress.total}` : '';
+        const progress = !repo.progress ? '' : lexical ? (counted ? ` ${counted}` : '') : `, vectors${counted ? ` ${counted}` : ''}`;
+        return `${repo.repo_id}  ${repo.name.padEnd(width)}  ${`${repo.index_status}${progress}`.padEnd(20)}${repo.watch ? ' watched' : '        '}  ${repo.root}`;
       });
       return out(data, lines.join('\n'));
     }

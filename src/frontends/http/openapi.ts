@@ -59,7 +59,7 @@ export function openApiDocument(options: { readonly token?: string | undefined }
   });
   add('/index/status/{repo_id}', 'get', {
     operationId: 'indexStatus',
-    summary: 'Index status (seed 001 §2.8 fields) with progress while indexing.',
+    summary: 'Index status: state, indexed commit against HEAD, counts, whether it is watched, and progress while indexing.',
     parameters: repoIdPath,
     responses: { '200': { description: 'Status', ...json(IndexStatusResponse) } },
   });

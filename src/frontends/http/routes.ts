@@ -160,6 +160,7 @@ export const IndexStatusResponse = z.object({
   chunk_count: z.int(),
   files_indexed: z.int(),
   chunks_with_embeddings: z.int(),
+  vectors_note: nullableString,
   watcher_active: z.boolean(),
   progress: Progress,
   reasons: z.array(z.string()),

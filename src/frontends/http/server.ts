@@ -7,12 +7,14 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type * as z from 'zod/mini';
 import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { CallLog } from '../../engine/audit.js';
 import { type CallError, Request, call, describeIssues, recordRequest } from '../../protocol/index.js';
 import type { RepoHost } from '../../repo-host.js';
-import { type McpOptions, createMcpServer } from '../mcp/server.js';
+import { type McpOptions, type McpRepos, createMcpServer } from '../mcp/server.js';
+import type { Engine } from '../../engine/engine.js';
 import { openApiDocument } from './openapi.js';
 import { type PageAssets, loadPage } from './page.js';
 import { AddRepoBody, type OpRoute, OP_ROUTES, PushBody, RepoIdBody } from './routes.js';
@@ -59,6 +61,9 @@ interface RequestState {
   client: string;
   started: number;
   repo_id?: string;
+  /** What the audit log records of a request that runs no op: its name and arguments. */
+  op?: string;
+  args?: Record<string, unknown>;
   /** Set when the request was recorded in an audit log already (an op's call). */
   recorded?: boolean;
 }
@@ -184,6 +189,15 @@ async function jsonBody(c: Context<Env>): Promise<Record<string, unknown> | Resp
   return value as Record<string, unknown>;
 }
 
+/** The body of a POST to one of the server's own routes, validated by `schema` and noted for the audit log as `op`; or the failure to answer. */
+async function bodyOf<T>(c: Context<Env>, schema: z.ZodMiniType<T>, op: string): Promise<T | Response> {
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  noted(c, op, body);
+  const parsed = schema.safeParse(body, { reportInput: true });
+  return parsed.success ? parsed.data : failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+}
+
 /** Run `work`, or answer 503 TIMEOUT when it takes longer than `ms` (it is not stopped: a sync it started finishes). */
 async function withTimeout(c: Context<Env>, ms: number, work: () => Promise<Response>): Promise<Response> {
   let timer: NodeJS.Timeout | undefined;
@@ -208,7 +222,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   const started = Date.now();
   const token = options.token;
   const page: PageAssets = loadPage();
-  const mcp = new McpSessions(host, options);
+  const mcp = new McpSessions(host, options, serverLog);
 
   /** Record a request that ran no op (or was refused before one) in the server's log or its repository's. */
   const record = async (c: Context<Env>, status: number, args: Record<string, unknown>): Promise<void> => {
@@ -226,7 +240,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     recordRequest(
       target,
       { frontend: 'http', tool: `${c.req.method} ${c.req.routePath === '/*' ? c.req.path : c.req.routePath}`, client: state.client },
-      { time: new Date(state.started).toISOString(), request_id: state.request_id, op: '', args, outcome: status < 400 ? 'ok' : outcomeOf(status), blocked: status === 403, duration_ms: Date.now() - state.started },
+      { time: new Date(state.started).toISOString(), request_id: state.request_id, op: state.op ?? '', args: state.args ?? args, outcome: status < 400 ? 'ok' : outcomeOf(status), blocked: status === 403, duration_ms: Date.now() - state.started },
     );
   };
 
@@ -304,15 +318,16 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
 
   app.get('/openapi.json', (c) => c.json(openApiDocument(options)));
 
-  app.get('/repos', async (c) => withTimeout(c, timeoutMs, async () => c.json({ repos: await host.list() })));
+  app.get('/repos', async (c) => {
+    noted(c, 'repo.list', {});
+    return withTimeout(c, timeoutMs, async () => c.json({ repos: await host.list() }));
+  });
 
   app.post('/repos', async (c) => {
-    const body = await jsonBody(c);
-    if (body instanceof Response) return body;
-    const parsed = AddRepoBody.safeParse(body, { reportInput: true });
-    if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+    const parsed = await bodyOf(c, AddRepoBody, 'repo.add');
+    if (parsed instanceof Response) return parsed;
     try {
-      const { repo, created } = await host.add(parsed.data.root, parsed.data.name);
+      const { repo, created } = await host.add(parsed.root, parsed.name);
       c.get('state').repo_id = repo.repo_id;
       return c.json({ repo_id: repo.repo_id, created, repo }, created ? 201 : 200);
     } catch (error) {
@@ -321,6 +336,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   });
 
   app.delete('/repos/:repo_id', async (c) => {
+    noted(c, 'repo.remove', { repo_id: c.req.param('repo_id') });
     try {
       const repo = await host.remove(c.req.param('repo_id'));
       return c.json({ repo_id: repo.repo_id, removed: true, repo });
@@ -331,6 +347,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
 
   app.get('/index/status/:repo_id', async (c) => {
     const repoId = c.req.param('repo_id');
+    noted(c, 'index.status', { repo_id: repoId });
     try {
       await host.get(repoId);
       c.get('state').repo_id = repoId;
@@ -342,14 +359,12 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
 
   const repoAction = (path: string, action: (repoId: string) => Promise<unknown>): void => {
     app.post(path, async (c) => {
-      const body = await jsonBody(c);
-      if (body instanceof Response) return body;
-      const parsed = RepoIdBody.safeParse(body, { reportInput: true });
-      if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
+      const parsed = await bodyOf(c, RepoIdBody, path === '/repo/watch' ? 'repo.watch' : 'repo.unwatch');
+      if (parsed instanceof Response) return parsed;
       try {
-        await host.get(parsed.data.repo_id);
-        c.get('state').repo_id = parsed.data.repo_id;
-        return await withTimeout(c, longTimeoutMs, async () => c.json(await action(parsed.data.repo_id)));
+        await host.get(parsed.repo_id);
+        c.get('state').repo_id = parsed.repo_id;
+        return await withTimeout(c, longTimeoutMs, async () => c.json(await action(parsed.repo_id)));
       } catch (error) {
         return thrownFailure(c, error, log);
       }
@@ -360,22 +375,20 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
 
   // What a git hook or a CI step calls after a commit, merge or push: re-index that repository now.
   app.post('/hooks/push', async (c) => {
-    const body = await jsonBody(c);
-    if (body instanceof Response) return body;
-    const parsed = PushBody.safeParse(body, { reportInput: true });
-    if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
-    if ((parsed.data.repo_id === undefined) === (parsed.data.root === undefined)) return failure(c, 'BAD_REQUEST', 'name the repository by repo_id or by root (one of them)');
+    const parsed = await bodyOf(c, PushBody, 'sync');
+    if (parsed instanceof Response) return parsed;
+    if ((parsed.repo_id === undefined) === (parsed.root === undefined)) return failure(c, 'BAD_REQUEST', 'name the repository by repo_id or by root (one of them)');
     try {
-      const repo = parsed.data.repo_id !== undefined ? await host.get(parsed.data.repo_id) : await host.byRoot(parsed.data.root!);
+      const repo = parsed.repo_id !== undefined ? await host.get(parsed.repo_id) : await host.byRoot(parsed.root!);
       c.get('state').repo_id = repo.repo_id;
-      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, { op: 'sync', force: parsed.data.force });
+      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, { op: 'sync', force: parsed.force }, 'POST /hooks/push');
     } catch (error) {
       return thrownFailure(c, error, log);
     }
   });
 
   /** Run one op for a repository through `call`: validation, freshness, safety, limits, audit. */
-  const runOp = async (c: Context<Env>, route: OpRoute, repoId: string, opRequest: Record<string, unknown>): Promise<Response> => {
+  const runOp = async (c: Context<Env>, route: OpRoute, repoId: string, opRequest: Record<string, unknown>, calledAs = `${route.method} ${route.path}`): Promise<Response> => {
     const parsed = Request.safeParse(opRequest, { reportInput: true });
     if (!parsed.success) {
       const names = route.fieldNames ?? {};
@@ -386,7 +399,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     const state = c.get('state');
     state.recorded = true;
     return withTimeout(c, route.long ? longTimeoutMs : timeoutMs, async () => {
-      const result = await call(server.engine, parsed.data, { frontend: 'http', tool: `${route.method} ${route.path}`, requestId: state.request_id, client: state.client });
+      const result = await call(server.engine, parsed.data, { frontend: 'http', tool: calledAs, requestId: state.request_id, client: state.client });
       if (result.data === undefined) return callFailure(c, result.error!);
       if (!result.error) return c.json(result.data as object, 200);
       // A refused read still answers what it can: a fetch that served some chunks is a success.
@@ -431,6 +444,13 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   return { app, close: () => mcp.close() };
 }
 
+/** What the audit log is to record of a request that runs no op. */
+function noted(c: Context<Env>, op: string, args: Record<string, unknown>): void {
+  const state = c.get('state');
+  state.op = op;
+  state.args = args;
+}
+
 /** Requests not worth an audit line: the page, its assets, health checks (a monitor polls them). */
 function isQuiet(path: string): boolean {
   return isPagePath(path) || path === '/health' || path === '/favicon.ico';
@@ -447,11 +467,12 @@ function outcomeOf(status: number): string {
 
 /** MCP sessions over Streamable HTTP: each bound to the repository its first request named. */
 class McpSessions {
-  private readonly sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; repoId: string; used: number }>();
+  private readonly sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; repoId: string | undefined; used: number }>();
 
   constructor(
     private readonly host: RepoHost,
     private readonly options: HttpOptions,
+    private readonly serverLog: CallLog,
   ) {}
 
   async handle(c: Context<Env>): Promise<Response> {
@@ -461,20 +482,26 @@ class McpSessions {
       const session = this.sessions.get(sessionId);
       if (!session) return c.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found: the server restarted or the session expired; initialize a new one' } }, 404);
       session.used = Date.now();
-      c.get('state').repo_id = session.repoId;
+      if (session.repoId !== undefined) c.get('state').repo_id = session.repoId;
       c.get('state').recorded = true; // each tool call is recorded by the call it runs
       return session.transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== 'POST') return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: start a session with an initialize request (POST)' } }, 400);
-    let repoId: string;
+    let repoId: string | undefined;
     try {
       repoId = await this.repoOf(c.req.query('repo_id') ?? c.req.query('repo'));
     } catch (error) {
       return c.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: errorMessage(error) } }, isRepodexError(error) && error.code === 'REPO_UNKNOWN' ? 404 : 400);
     }
     if (this.sessions.size >= MAX_MCP_SESSIONS) this.evictOldest();
-    const server = await this.host.engine(repoId);
-    const mcpServer = createMcpServer(server.engine, { naming: this.options.naming, log: this.options.log });
+    const state = c.get('state');
+    const options = { naming: this.options.naming, log: this.options.log, client: state.client };
+    // A session names its repository in the URL, or each call names one in its `repo` argument.
+    const target: Engine | McpRepos =
+      repoId !== undefined
+        ? (await this.host.engine(repoId)).engine
+        : { description: 'the repositories registered on this team server', engine: async (repo) => (await this.host.engine(await this.host.resolve(repo))).engine, auditLog: this.serverLog };
+    const mcpServer = createMcpServer(target, options);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -488,25 +515,16 @@ class McpSessions {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
     await mcpServer.connect(transport);
-    c.get('state').repo_id = repoId;
-    c.get('state').recorded = true;
+    if (repoId !== undefined) state.repo_id = repoId;
+    state.recorded = true;
     return transport.handleRequest(c.req.raw);
   }
 
-  /** The repository a session serves: `?repo_id=` (an id or a name), or the only one registered. */
-  private async repoOf(asked: string | undefined): Promise<string> {
+  /** The repository a session serves: `?repo_id=` (an id or a name), else the only one registered, else none (each call names one). */
+  private async repoOf(asked: string | undefined): Promise<string | undefined> {
+    if (asked !== undefined && asked !== '') return this.host.resolve(asked);
     const repos = await this.host.registry.list();
-    if (asked === undefined || asked === '') {
-      if (repos.length === 1) return repos[0]!.repo_id;
-      throw new RepodexError(
-        'BAD_REQUEST',
-        repos.length === 0 ? 'no repository is registered on this server: register one (POST /repos or repodex repo add PATH)' : `name the repository: /mcp?repo_id=<id or name> (${repos.map((repo) => repo.name).join(', ')})`,
-        { selfContained: true },
-      );
-    }
-    const repo = repos.find((entry) => entry.repo_id === asked) ?? repos.find((entry) => entry.name === asked);
-    if (!repo) throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(asked)} is registered here: GET /repos lists them`, { selfContained: true });
-    return repo.repo_id;
+    return repos.length === 1 ? repos[0]!.repo_id : undefined;
   }
 
   private sweep(): void {

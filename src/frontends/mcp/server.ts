@@ -7,6 +7,7 @@ import { CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema, typ
 import * as z from 'zod/mini';
 import { toJSONSchema } from 'zod/v4/core';
 import { errorMessage, isRepodexError } from '../../core/errors.js';
+import type { CallLog } from '../../engine/audit.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { DEFAULT_LIMITS, type LimitName, type Limits } from '../../core/limits.js';
 import {
@@ -195,17 +196,44 @@ export interface McpOptions {
   readonly naming?: ToolNaming;
   /** Where internal errors are logged for people (stderr; never the protocol stream). */
   readonly log?: (message: string) => void;
+  /** Who the client is, where the transport can tell (HTTP: its address): recorded with each call. */
+  readonly client?: string;
 }
 
-/** Build the MCP server for an engine (not yet connected to a transport). `inFlight` collects the calls being answered. */
-export function createMcpServer(engine: Engine, options: McpOptions = {}, inFlight: Set<Promise<unknown>> = new Set()): Server {
+/**
+ * The repositories of a team server, for a session that did not name one: every tool then takes a
+ * `repo` argument (an id or a name) and answers for that repository.
+ */
+export interface McpRepos {
+  /** What the server answers about, for the instructions. */
+  readonly description: string;
+  /** The engine of the repository a call names; throws REPO_UNKNOWN for one that is not registered. */
+  engine(repo: string): Promise<Engine>;
+  /** Where calls that reach no repository are recorded. */
+  readonly auditLog: CallLog;
+}
+
+/** The `repo` argument every tool takes in a session over many repositories. */
+const REPO_ARGUMENT = z.string().check(z.minLength(1, 'must name a repository: its id or its name'), z.maxLength(100, 'must be at most 100 characters'));
+
+/**
+ * Build the MCP server for an engine, or for a team server's repositories (each call names one in
+ * `repo`), not yet connected to a transport. `inFlight` collects the calls being answered.
+ */
+export function createMcpServer(target: Engine | McpRepos, options: McpOptions = {}, inFlight: Set<Promise<unknown>> = new Set()): Server {
   const naming = options.naming ?? 'dotted';
+  const one = isEngine(target) ? target : undefined;
+  const many = isEngine(target) ? undefined : target;
+  const log = one ? one.auditLog : many!.auditLog;
+  const who = { frontend: 'mcp', ...(options.client !== undefined ? { client: options.client } : {}) };
   const server = new Server(
     { name: 'repodex', version: TOOL_VERSION },
     {
       capabilities: { tools: {} },
       instructions: [
-        `repodex answers questions about the repository at ${engine.root} from a local index that it keeps fresh itself.`,
+        one
+          ? `repodex answers questions about the repository at ${one.root} from a local index that it keeps fresh itself.`
+          : `repodex answers questions about ${many!.description} from indexes that it keeps fresh itself: name the repository of each call in its repo argument.`,
         'Start with repo.search (or repo.build_context_bundle for a whole task), then read exact lines with repo.open_file and declarations with repo.outline.',
         'Every answer is {request_id, ok, result, warnings, blocked}: blocked reads (secrets, paths outside the repository) say why in error.message and what to do in error.hint.',
       ].join(' '),
@@ -216,26 +244,28 @@ export function createMcpServer(engine: Engine, options: McpOptions = {}, inFlig
     byName.set(tool.name, tool);
     byName.set(spell(tool.name, 'underscore'), tool); // both spellings are always answered
   }
+  const inputOf = (tool: ToolSpec): z.ZodMiniObject => (many ? z.extend(tool.input, { repo: REPO_ARGUMENT }) : tool.input);
   const listed = TOOLS.map((tool) => ({
     name: spell(tool.name, naming),
-    description: tool.description,
-    inputSchema: jsonSchema(tool.input, 'input'),
+    description: many ? `${tool.description} repo: the repository (its id or name).` : tool.description,
+    inputSchema: jsonSchema(inputOf(tool), 'input'),
     outputSchema: envelopeSchema(tool.op) as { type: 'object' },
   }));
 
   // Listed anew each time: the limits a schema advertises follow config.json as it is now.
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const limits = currentLimits(engine);
+    const limits = one ? currentLimits(one) : DEFAULT_LIMITS;
     return { tools: listed.map((entry, i) => ({ ...entry, inputSchema: withLimits(entry.inputSchema, TOOLS[i]!.limited, limits) as { type: 'object' } })) };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
-      recordRefused(engine, { frontend: 'mcp', tool: request.params.name }, '', request.params.arguments ?? {});
+      recordRefused({ auditLog: log }, { ...who, tool: request.params.name }, '', request.params.arguments ?? {});
       const text = `unknown tool ${JSON.stringify(request.params.name)}: the tools are ${toolNames(naming).join(', ')}`;
       return { content: [{ type: 'text' as const, text }], isError: true };
     }
-    const running = runTool(engine, tool, request.params.name, request.params.arguments ?? {}, options.log);
+    const args = request.params.arguments ?? {};
+    const running = one ? runTool(one, tool, request.params.name, args, who, options.log) : runRepoTool(many!, log, tool, request.params.name, args, who, options.log);
     inFlight.add(running);
     const envelope = await running.finally(() => inFlight.delete(running));
     return { content: [{ type: 'text' as const, text: JSON.stringify(envelope) }], structuredContent: envelope as unknown as Record<string, unknown>, isError: !envelope.ok };
@@ -243,9 +273,34 @@ export function createMcpServer(engine: Engine, options: McpOptions = {}, inFlig
   return server;
 }
 
-async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: Record<string, unknown>, log?: (message: string) => void): Promise<Envelope> {
+function isEngine(target: Engine | McpRepos): target is Engine {
+  return !('description' in target && 'engine' in target && typeof (target as McpRepos).engine === 'function');
+}
+
+/** A call in a session over many repositories: the repository its `repo` argument names answers it. */
+async function runRepoTool(repos: McpRepos, log: CallLog, tool: ToolSpec, calledAs: string, args: Record<string, unknown>, who: CallWho, onError?: (message: string) => void): Promise<Envelope> {
+  const { repo, ...rest } = args;
+  const named = REPO_ARGUMENT.safeParse(repo, { reportInput: true });
+  if (!named.success) {
+    const message = repo === undefined ? 'repo: required (the repository to ask: its id or its name)' : `repo: ${describeIssues(named.error)}`;
+    return { ...badArguments(tool, message), request_id: recordRefused({ auditLog: log }, { ...who, tool: calledAs }, tool.op, args) };
+  }
+  let engine: Engine;
+  try {
+    engine = await repos.engine(named.data);
+  } catch (error) {
+    const code = isRepodexError(error) ? error.code : 'INTERNAL';
+    return { request_id: recordRefused({ auditLog: log }, { ...who, tool: calledAs }, tool.op, args), ok: false, result: null, warnings: [], blocked: false, error: { code, message: errorMessage(error) } };
+  }
+  return runTool(engine, tool, calledAs, rest, who, onError);
+}
+
+/** Who calls, as the audit log records it. */
+type CallWho = { readonly frontend: string; readonly client?: string };
+
+async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: Record<string, unknown>, who: CallWho, log?: (message: string) => void): Promise<Envelope> {
   // Refused arguments are calls too: the log records them like any other.
-  const refuse = (message: string): Envelope => ({ ...badArguments(tool, message), request_id: recordRefused(engine, { frontend: 'mcp', tool: calledAs }, tool.op, args) });
+  const refuse = (message: string): Envelope => ({ ...badArguments(tool, message), request_id: recordRefused(engine, { ...who, tool: calledAs }, tool.op, args) });
   const input = tool.input.safeParse(args, { reportInput: true });
   if (!input.success) return refuse(describeIssues(input.error));
   const parsed = Request.safeParse(tool.toRequest(input.data as Record<string, unknown>), { reportInput: true });
@@ -255,7 +310,7 @@ async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: R
     return refuse(describeIssues(issues));
   }
   try {
-    return envelopeOf(await call(engine, parsed.data, { frontend: 'mcp', tool: calledAs }));
+    return envelopeOf(await call(engine, parsed.data, { ...who, tool: calledAs }));
   } catch (error) {
     log?.(`internal error in ${calledAs}: ${(error as Error).stack ?? String(error)}`);
     return { request_id: randomUUID(), ok: false, result: null, warnings: [], blocked: false, error: { code: 'INTERNAL', message: `internal error: ${(error as Error).message}` } };

@@ -60,8 +60,13 @@ export class GenerationProof {
     return check;
   }
 
-  /** The next stamp asks the database (this process is changing the generation). */
+  /**
+   * The next stamp asks the database (this process is changing the generation, or a worker of it
+   * just did). A new epoch starts too: a statement still in flight from before reports what it
+   * saw for its own, older epoch, which proves nothing about the next request.
+   */
   forget(): void {
     this.trusted = false;
+    this.epoch++;
   }
 }

@@ -142,7 +142,8 @@ export class PgStore implements IndexStore {
           'SELECT chunk_id, path, chunk_index, start_line, end_line, chunk_hash, tokens, snippet, symbol, segment FROM chunks WHERE repo_id = $1',
           [id],
         );
-        return { repo, files, chunks };
+        const [segments] = await tx.query<{ postings: string }>('SELECT coalesce(sum(postings), 0) AS postings FROM segments WHERE repo_id = $1', [id]);
+        return { repo, files, chunks, postings: Number(segments?.postings ?? 0) };
       },
       'repeatable read',
     );
@@ -158,7 +159,7 @@ export class PgStore implements IndexStore {
     const proof = this.proofOf(id);
     proof.saw(epoch, generation);
     this.opened = { generation, stamp: this.answered === '' ? `${id}:${generation}` : this.answered };
-    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks }, proof);
+    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks, postings: snapshot.postings }, proof);
   }
 
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
