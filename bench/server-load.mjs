@@ -13,7 +13,7 @@
 // Usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
 //        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { newestMtime } from './baseline.mjs';
 import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
@@ -725,6 +726,12 @@ async function main() {
     process.exit(parsed.exit);
   }
   const { options } = parsed;
+  // The report names HEAD: a build older than the sources would measure something else under that name.
+  const built = existsSync(join(REPO, 'dist', 'http-server.js')) ? statSync(join(REPO, 'dist', 'http-server.js')).mtimeMs : 0;
+  if (built < newestMtime(join(REPO, 'src'))) {
+    process.stderr.write('dist/ is older than src/ (or missing): run `npm run build` first\n');
+    process.exit(1);
+  }
   const machine = machineInfo();
   const commit = git(REPO, ['rev-parse', '--short', 'HEAD']) ?? 'unknown';
   log(`sampling queries from ${options.corpora.length} corpora`);
