@@ -70,6 +70,8 @@ export interface HostHealth {
 }
 
 const MAX_NAME_CHARS = 100;
+/** How long a read of the registry answers which repositories there are, for requests that name one. */
+const SNAPSHOT_MS = 1000;
 
 /**
  * The repositories a team server serves: a registry (the store keeps it), and an engine per
@@ -79,6 +81,8 @@ const MAX_NAME_CHARS = 100;
  */
 export class RepoHost {
   private readonly engines = new Map<string, Promise<ServerEngine>>();
+  /** The registry as last read (see `snapshot`); cleared by every change this server makes. */
+  private known: { at: number; repos: RegisteredRepo[] } | undefined;
   private readonly pool: WorkerPool;
   private closed = false;
 
@@ -117,9 +121,20 @@ export class RepoHost {
     );
   }
 
+  /**
+   * The registered repositories as read at most SNAPSHOT_MS ago (`fresh`: now). Another server on
+   * the same database may have changed them since: a repository it registered is found on the
+   * read a miss makes; one it removed is served for at most that moment longer.
+   */
+  private async snapshot(fresh = false): Promise<RegisteredRepo[]> {
+    if (fresh || !this.known || Date.now() - this.known.at > SNAPSHOT_MS) this.known = { at: Date.now(), repos: await this.registry.list() };
+    return this.known.repos;
+  }
+
   /** The registered repository `repoId`, or REPO_UNKNOWN. */
   async get(repoId: string): Promise<RegisteredRepo> {
-    const repo = (await this.registry.list()).find((entry) => entry.repo_id === repoId);
+    // Every request names its repository: a snapshot a moment old answers, and a miss reads the registry again.
+    const repo = (await this.snapshot()).find((entry) => entry.repo_id === repoId) ?? (await this.snapshot(true)).find((entry) => entry.repo_id === repoId);
     if (!repo) throw new RepodexError('REPO_UNKNOWN', `no repository ${JSON.stringify(repoId)} is registered here: GET /repos lists them, POST /repos adds one`, { selfContained: true });
     return repo;
   }
@@ -154,6 +169,7 @@ export class RepoHost {
     const root = this.checkRoot(path);
     const label = (name ?? basename(root)).trim();
     if (label === '' || label.length > MAX_NAME_CHARS) throw new RepodexError('BAD_REQUEST', `name must be 1 to ${MAX_NAME_CHARS} characters`);
+    this.known = undefined;
     return this.registry.add(root, label);
   }
 
@@ -164,6 +180,7 @@ export class RepoHost {
     this.engines.delete(repoId);
     if (engine) await (await engine.catch(() => undefined))?.close();
     await this.registry.remove(repoId);
+    this.known = undefined;
     return repo;
   }
 
@@ -183,6 +200,7 @@ export class RepoHost {
     const repo = await this.get(repoId);
     await this.startWatching(repo);
     await this.registry.setWatch(repoId, true);
+    this.known = undefined;
     return this.status(repoId);
   }
 
@@ -190,6 +208,7 @@ export class RepoHost {
     const server = await this.engine(repoId);
     await server.unwatch();
     await this.registry.setWatch(repoId, false);
+    this.known = undefined;
     return this.status(repoId);
   }
 
