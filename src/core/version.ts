@@ -44,5 +44,7 @@ export const FORMAT_VERSION = 4;
  *       (backslashes, trailing spaces and dots) and names holding a backslash left out; commit
  *       subjects redacted before their terms are indexed. Older data on disk is purged
  *       (engine/purge.ts) and the previous generation is not kept.
+ *   7 — a Vault token whose first 24 characters are letters is a credential (an allowlist meant
+ *       for the legacy `s.` form let it through: safety/rule-set.ts, CORRECTED).
  */
-export const FEATURE_VERSION = 6;
+export const FEATURE_VERSION = 7;

@@ -75,7 +75,7 @@ describe('findSecret', () => {
   });
 
   it('pins the rule set: changing it must bump FEATURE_VERSION (indexes built with other rules are rebuilt)', () => {
-    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+gitleaks@v8.30.0-27-gb58d3f10+repodex-2');
+    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+gitleaks@v8.30.0-27-gb58d3f10+repodex-3');
   });
 
   it('finds a private key written one quoted literal per line, in every usual layout', async () => {
@@ -117,6 +117,16 @@ describe('redactSecrets', () => {
       expect(redacted, shape).not.toContain(secretPart(shape, value));
       expect(redacted, shape).toMatch(/^fetch failed: 401 with .*\[REDACTED:[\w-]+\].* while syncing$/);
     }
+  });
+
+  it('redacts a Vault token whose first 24 characters are letters (an allowlist for the legacy s. form once let it through)', () => {
+    const token = `hvs.${'CAESIPjTxcSKZCtcFWQvoSsxnPE'.slice(0, 24)}${'1H3nF89l3GiYKHGh2cy5sQmlIZVNyTWJNcDRsYWJpQjlhYjVlb1cQh6PL8wEYAg0aB1cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX3y'.slice(0, 71)}`;
+    expect(/^hvs\.[A-Za-z]{24}/.test(token)).toBe(true);
+    const redacted = redactSecrets(`fetch failed: 401 with ${token} while syncing`);
+    expect(redacted).not.toContain(token.slice(4, 40));
+    expect(redacted).toContain('[REDACTED:vault-service-token]');
+    // The allowlist still does what it is for: a property path spelled in letters is no token.
+    expect(redactSecrets('see config.s.abcdefghijklmnopqrstuvwx for the default')).toBe('see config.s.abcdefghijklmnopqrstuvwx for the default');
   });
 
   it('cuts a whole private key, also when it is pasted one quoted line at a time', () => {

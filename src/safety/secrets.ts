@@ -32,7 +32,7 @@ export interface SecretFinding {
  * index or parse cache made with other rules is rebuilt (it is part of the parse-cache key, and a
  * change bumps FEATURE_VERSION), and what an older version left on disk is purged (`purge.ts`).
  */
-export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+gitleaks@${GITLEAKS_VERSION}+repodex-2`;
+export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+gitleaks@${GITLEAKS_VERSION}+repodex-3`;
 
 const KEY_KINDS = String.raw`((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----`;
 const KEY_MARKER = String.raw`-----BEGIN ${KEY_KINDS}`;
