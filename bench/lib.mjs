@@ -777,3 +777,15 @@ export async function syncCorpus(bin, corpus) {
   const sync = await runProcess(process.execPath, [bin, 'sync', '--root', corpus], { timeoutMs: 600_000 });
   if (sync.code !== 0) throw new Error(`sync failed: ${sync.stderr}`);
 }
+
+/** Run `work` with a PostgreSQL client connected to `url`, closed after. */
+export async function withClient(url, work) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -21,9 +21,8 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { newestMtime } from './baseline.mjs';
-import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail } from './lib.mjs';
+import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail, withClient } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
@@ -216,15 +215,6 @@ function runAsync(command, args, options = {}) {
 // ---------------------------------------------------------------------------------------------
 // The databases
 
-async function withClient(url, work) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Every repodex row removed (the registry too), so a store's run starts from an empty database. */
 function emptyDatabase(url) {

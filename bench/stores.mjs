@@ -11,8 +11,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { StdioServer, benchEnv, corpusArgs, corpusSelection, createRng, describeMachine, formatBytes, formatMs, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, scrubbedHere, summarize, tail } from './lib.mjs';
+import { StdioServer, benchEnv, corpusArgs, corpusSelection, createRng, describeMachine, formatBytes, formatMs, listCorpusFiles, machineInfo, renderTable, runProcess, sampleQueries, scrubbedHere, summarize, tail, withClient } from './lib.mjs';
 
 const USAGE = 'usage: node bench/stores.mjs <corpus-git-checkout> --pg URL [--citus URL] [--queries N] [--runs N] [--clients N] [--json out.json]';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,15 +38,6 @@ async function repodex(store, args) {
   return run;
 }
 
-async function withClient(url, work) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * Bytes of repodex's tables and their indexes (all nodes on Citus), compacted first (the rebuilds
