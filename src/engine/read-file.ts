@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
 import type { IndexView } from '../store/backend.js';
 import type { PathGuard } from '../safety/path-guard.js';
-import { describeSecret, findSecret } from '../safety/secrets.js';
+import { describeSecret, findServedSecret } from '../safety/secrets.js';
 import { type ReadLimits, readSource } from '../scan/read-source.js';
 import { splitLines } from '../text/normalize.js';
 
@@ -18,14 +18,14 @@ export type SafeRead =
  * Read a repository file the way every front end must: through the path guard (root, `..`,
  * symlink escape, denylist), then as indexing reads it (`readSource`: size and hard links checked
  * before reading, binaries refused, line endings normalized), then checked for credentials
- * (`findSecret`): a file holding one is refused whole, never served in part.
+ * (`findServedSecret`): a file holding one is refused whole, never served in part.
  */
 export async function readRepoFile(guard: PathGuard, path: string, limits: ReadLimits): Promise<SafeRead> {
   const checked = guard.check(path);
   if (!checked.ok) return checked;
   const read = readSource(checked.absolute, limits);
   if (read.ok) {
-    const secret = await findSecret(read.text, checked.path);
+    const secret = await findServedSecret(read.text, checked.path);
     if (secret) return { ok: false, blocked: true, reason: `${checked.path} ${describeSecret(secret)}`, hint: SECRET_HINT };
     return { ok: true, path: checked.path, lines: splitLines(read.text) };
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import presetPackage from '@secretlint/secretlint-rule-preset-recommend/package.json' with { type: 'json' };
 import { type DerivedView, derivedViews, originOf } from './literal-views.js';
 import { GITLEAKS_VERSION, matchRules, pathClass } from './rule-set.js';
@@ -174,6 +175,30 @@ export async function findSecret(text: string, path: string): Promise<SecretFind
   if (found.length === 0) return undefined;
   const first = found.reduce((a, b) => (b.offset < a.offset ? b : a));
   return { rule: first.ruleId, line: lineAt(text, first.offset) };
+}
+
+/** Verdicts `findServedSecret` keeps: a served file's content and path, hashed, to what the rules found. */
+const VERDICTS_KEPT = 4096;
+const verdicts = new Map<string, SecretFinding | null>();
+
+/**
+ * `findSecret` for a file about to be served: the same answer, kept by the SHA-256 of the text and
+ * the path, so a file read again unchanged (an agent fetching chunks of one file in turn, a server
+ * answering many clients) is hashed instead of scanned by every rule again. The rules cannot
+ * change while a process runs, so a kept verdict is the one a scan would give.
+ */
+export async function findServedSecret(text: string, path: string): Promise<SecretFinding | undefined> {
+  const key = `${path}\0${createHash('sha256').update(text).digest('base64')}`;
+  const kept = verdicts.get(key);
+  if (kept !== undefined) {
+    verdicts.delete(key);
+    verdicts.set(key, kept);
+    return kept ?? undefined;
+  }
+  const found = await findSecret(text, path);
+  verdicts.set(key, found ?? null);
+  if (verdicts.size > VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value!);
+  return found;
 }
 
 /** A rule id as people read it: `github-pat`, `private-key`, `aws`. */
