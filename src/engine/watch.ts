@@ -1,5 +1,6 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { type Stats, rmSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
+import { type Stats, rmSync, unwatchFile, watchFile } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
@@ -130,6 +131,9 @@ export class RepoWatcher {
   /** Cookies written and not yet seen, by file name. */
   private readonly cookies = new Map<string, () => void>();
   private cookieSeq = 0;
+  /** The cookie out now, and the one to be written when it is back (shared by every request that came after it was written). */
+  private cookieOut: Promise<boolean> | undefined;
+  private cookieNext: Promise<boolean> | undefined;
   /** Raw events (relevant or not) since `takeFlood` last asked. */
   private rawEvents = 0;
 
@@ -172,29 +176,50 @@ export class RepoWatcher {
    * Resolves true once every event up to this call has been delivered, false when that could not
    * be shown within `timeoutMs` (or the watcher is not running). Watchman's synchronization
    * cookie: a file written now into a watched folder comes back as an event after every earlier
-   * one, because events are delivered in the order they happened.
+   * one, because events are delivered in the order they happened. Any cookie written after this
+   * call proves it, so calls that arrive while one is out share the next one: a busy server
+   * writes one cookie per round trip, not one per request.
    */
-  async syncToNow(timeoutMs = COOKIE_TIMEOUT_MS): Promise<boolean> {
-    if (!this.subscription || !this.healthy) return false;
+  syncToNow(timeoutMs = COOKIE_TIMEOUT_MS): Promise<boolean> {
+    if (!this.subscription || !this.healthy) return Promise.resolve(false);
+    if (!this.cookieOut) return this.sendCookie(timeoutMs);
+    this.cookieNext ??= this.cookieOut.then(() => {
+      this.cookieNext = undefined;
+      return this.subscription && this.healthy ? this.sendCookie(timeoutMs) : false;
+    });
+    return this.cookieNext;
+  }
+
+  /** Write a cookie and wait for it to come back; written and removed off the thread (a server's requests wait on it). */
+  private sendCookie(timeoutMs: number): Promise<boolean> {
     const name = `${COOKIE_PREFIX}${process.pid}-${++this.cookieSeq}`;
     const path = join(this.root, DATA_DIR_NAME, name);
-    let timer: NodeJS.Timeout | undefined;
-    const seen = new Promise<boolean>((resolve) => {
-      this.cookies.set(name, () => resolve(true));
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    try {
-      writeFileSync(path, '');
-    } catch {
-      this.cookies.delete(name);
+    const out = (async (): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      let resolveSeen!: (arrived: boolean) => void;
+      const seen = new Promise<boolean>((resolve) => {
+        resolveSeen = resolve;
+        this.cookies.set(name, () => resolve(true));
+      });
+      try {
+        await (await open(path, 'w')).close();
+      } catch {
+        this.cookies.delete(name);
+        return false; // no .repodex/ to write into (removed by hand): stats decide
+      }
+      // Timed from the write: the write itself may wait behind a sync's reads for the I/O threads.
+      timer = setTimeout(() => resolveSeen(false), timeoutMs);
+      const arrived = await seen;
       clearTimeout(timer);
-      return false; // no .repodex/ to write into (removed by hand): stats decide
-    }
-    const arrived = await seen;
-    clearTimeout(timer);
-    this.cookies.delete(name);
-    rmSync(path, { force: true });
-    return arrived && this.healthy;
+      this.cookies.delete(name);
+      unlink(path).catch(() => undefined);
+      return arrived && this.healthy;
+    })();
+    this.cookieOut = out;
+    void out.finally(() => {
+      if (this.cookieOut === out) this.cookieOut = undefined;
+    });
+    return out;
   }
 
   /** Remove cookies left by processes that were killed before they could. */
