@@ -101,13 +101,15 @@ export class CallLog {
     written(this);
     const pending = this.pending;
     this.pending = [];
+    const entries: AuditEntry[] = [];
     for (const make of pending) {
       try {
-        this.store.append(make());
+        entries.push(make());
       } catch {
         // A call never fails because its line could not be kept.
       }
     }
+    this.store.append(...entries);
   }
 
   /** Wait until every call recorded so far is kept. */

@@ -32,8 +32,8 @@ export interface PartCheck {
 export interface AuditStore {
   /** Where the log is, as answers name it (a path, or a table of a database). */
   readonly where: string;
-  /** Append one entry. Never throws: a call must not fail because its log line could not be kept. */
-  append(entry: AuditEntry): void;
+  /** Append entries, in order (a batch is one write). Never throws: a call must not fail because its log line could not be kept. */
+  append(...entries: AuditEntry[]): void;
   /** Wait until every entry appended so far is kept (a store that writes in the background). */
   settled(): Promise<void>;
   /**

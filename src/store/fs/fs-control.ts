@@ -100,8 +100,8 @@ function removeFile(path: string): boolean {
 
 /**
  * `.repodex/audit.jsonl`: one JSON line per call, each with a checksum of its own (its last field,
- * see core/checked-json.ts), appended (one `write` per line, so lines from concurrent processes never
- * interleave), rotated to `audit.1.jsonl` past 4 MiB (under a lock file, so two processes never
+ * see core/checked-json.ts), appended (one `write` per batch of whole lines, so lines from concurrent
+ * processes never interleave), rotated to `audit.1.jsonl` past 4 MiB (under a lock file, so two processes never
  * both rotate and one's rename never throws the log the other just rotated away).
  */
 export class FileAuditLog implements AuditStore {
@@ -113,8 +113,9 @@ export class FileAuditLog implements AuditStore {
     this.rotated = join(dataDir, AUDIT_ROTATED_FILE);
   }
 
-  append(entry: AuditEntry): void {
-    const line = `${encodeEntry(entry)}\n`;
+  append(...entries: AuditEntry[]): void {
+    if (entries.length === 0) return;
+    const line = entries.map((entry) => `${encodeEntry(entry)}\n`).join('');
     try {
       this.rotateIfLarge();
       appendFileSync(this.where, line, { mode: 0o600 });
