@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { createEmbedder, openStore } from './compose.js';
 import { RepodexError, errorMessage, isRepodexError } from './core/errors.js';
@@ -62,8 +63,20 @@ async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: 
   return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2 }), onEvent) };
 }
 
+/**
+ * The nice value of a sync thread. On Linux a thread's priority is its own (and threads it starts
+ * inherit it): the kernel then gives a core to a thread answering requests before this one, so a
+ * re-index uses what requests leave idle instead of taking turns with them.
+ */
+const BACKGROUND_NICE = 10;
+
 const port = parentPort;
 if (port) {
+  try {
+    setPriority(BACKGROUND_NICE);
+  } catch {
+    // Not allowed here (a sandbox): the sync runs at the server's priority.
+  }
   let current: { id: number; controller: AbortController } | undefined;
   port.on('message', (message: WorkerMessage) => {
     if (message.type === 'abort') {
