@@ -11,7 +11,7 @@
 // its request log), every failed request, the server's RSS, and where the CPU went (server,
 // database, this load generator). Bounded: exactly --seconds of load and at most --max-requests.
 // Usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
+//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep] [--profile DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,8 @@ import { newestMtime } from './baseline.mjs';
 import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail, withClient } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep]
+       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+--profile DIR: the server writes CPU profiles of its threads there (a folder per store), for a profiler.
 --quiet-seconds N: first the same load for N seconds with nothing re-indexing, to compare with.
 CORPUS: git checkouts (or --corpora FILE, one path a line); each store gets private clones of them.
 --pg / --citus name databases that hold nothing else: their repodex tables are emptied first.`;
@@ -67,6 +68,7 @@ function parseCommandLine() {
       seed: { type: 'string' },
       json: { type: 'string' },
       keep: { type: 'boolean' },
+      profile: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -105,6 +107,7 @@ function parseCommandLine() {
     reindex: values.reindex ? values.reindex.split(',').map((s) => s.trim()).filter(Boolean) : null,
     json: values.json ?? null,
     keep: values.keep === true,
+    profile: values.profile ? resolve(values.profile) : null,
   };
   for (const corpus of options.corpora) if (!existsSync(join(corpus, '.git'))) problems.push(`${corpus} is not a git checkout`);
   const names = options.corpora.map((corpus) => basename(corpus));
@@ -286,8 +289,8 @@ async function cloneCorpus(corpus, into) {
 
 /** A running `repodex serve --http`: its URL, its request log (parsed) and other stderr lines. */
 class TeamServer {
-  constructor(args) {
-    this.child = spawn(process.execPath, [BIN, 'serve', '--http', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: benchEnv() });
+  constructor(args, nodeArgs = []) {
+    this.child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--http', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: benchEnv() });
     this.pid = this.child.pid;
     this.requests = [];
     this.messages = [];
@@ -404,7 +407,7 @@ async function runStore(store, corpora, options, scratch) {
     for (const corpus of corpora) await cloneCorpus(corpus.path, join(folder, corpus.name));
 
     const args = ['--port', '0', '--host', '127.0.0.1', '--data-dir', join(folder, 'server'), '--rate-limit', '0', '--sync-threads', String(options.syncThreads), ...(store.url ? ['--store', store.url] : [])];
-    server = new TeamServer(args);
+    server = new TeamServer(args, options.profile ? ['--cpu-prof', '--cpu-prof-dir', join(options.profile, store.name)] : []);
     const url = await server.url;
     result.server_args = args;
     result.rss_start = memory(server.pid);
