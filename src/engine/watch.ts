@@ -195,7 +195,6 @@ export class RepoWatcher {
     const name = `${COOKIE_PREFIX}${process.pid}-${++this.cookieSeq}`;
     const path = join(this.root, DATA_DIR_NAME, name);
     const out = (async (): Promise<boolean> => {
-      let timer: NodeJS.Timeout | undefined;
       let resolveSeen!: (arrived: boolean) => void;
       const seen = new Promise<boolean>((resolve) => {
         resolveSeen = resolve;
@@ -208,7 +207,7 @@ export class RepoWatcher {
         return false; // no .repodex/ to write into (removed by hand): stats decide
       }
       // Timed from the write: the write itself may wait behind a sync's reads for the I/O threads.
-      timer = setTimeout(() => resolveSeen(false), timeoutMs);
+      const timer = setTimeout(() => resolveSeen(false), timeoutMs);
       const arrived = await seen;
       clearTimeout(timer);
       this.cookies.delete(name);
