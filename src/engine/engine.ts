@@ -13,7 +13,7 @@ import { hasAdapter } from '../lang/index.js';
 import { REDACTION_MARKER, redactSecrets } from '../safety/secrets.js';
 import { LANGUAGES } from '../scan/language.js';
 import { type AuditReport, CallLog, MAX_AUDIT_LIMIT, readAudit } from './audit.js';
-import { readLimitsOf, readRepoFile } from './read-file.js';
+import { readLimitsOf, readRepoFile, scannedCleanHash } from './read-file.js';
 import { FileMemo } from '../core/file-memo.js';
 import { type GitHead, readGitHead } from '../core/git.js';
 import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
@@ -789,7 +789,7 @@ export class Engine {
           return slot < 0 ? [] : (await view.outline(slot)).symbols;
         },
         read: async (path) => {
-          const read = await readRepoFile(ctx.guard, path, limits);
+          const read = await readRepoFile(ctx.guard, path, limits, scannedCleanHash(view, path));
           return read.ok ? { ok: true, lines: read.lines } : { ok: false, reason: read.reason };
         },
       },

@@ -254,6 +254,26 @@ describe('files changed after sync, automatic indexing off', () => {
     expect(entry.hint).toMatch(/sync/);
   });
 
+  it('a credential written into a file after sync blocks all its chunks, the unchanged ones too, each time it is asked; taken out, they are served again', async () => {
+    const root = makeRepo({ 'src/keys.ts': LF });
+    const engine = manualEngine(root);
+    await engine.sync();
+    const chunks = await chunksOf(engine, 'src/keys.ts');
+    const ids = chunks.map((chunk) => chunk.id).slice(0, 2);
+    const clean = await engine.fetch(ids);
+    expect(clean.chunks.map(served).every((chunk) => !chunk.stale)).toBe(true);
+    // The last line only: the first chunks keep their text, so only the credential can refuse them.
+    const key = `ghp_${'k7Qm2xVb9Lr4Tn6Wp8Zc'}${'3Hd5Jf1Gs0Ya'}${'E4uR'}`;
+    writeFileSync(join(root, 'src/keys.ts'), `${LF}export const deployToken = "${key}";\n`);
+    for (let ask = 0; ask < 2; ask++) {
+      const report = await engine.fetch(ids);
+      for (const chunk of report.chunks.map(refused)) expect(chunk.blocked).toBe(true);
+      expect(JSON.stringify(report)).not.toContain(key);
+    }
+    writeFileSync(join(root, 'src/keys.ts'), LF);
+    expect((await engine.fetch(ids)).chunks.map(served).map((chunk) => chunk.lines)).toEqual(clean.chunks.map(served).map((chunk) => chunk.lines));
+  });
+
   it('a file swapped for a symlink leaving the root, or to a secret, is blocked', async () => {
     const outside = makeRepo({ 'secret.ts': 'export const outsideSecret = "zq-outside-7731";\n' });
     const root = makeRepo({ 'src/a.ts': LF, 'src/b.ts': LF, '.env': 'TOKEN=zq-env-5501\n' });

@@ -2,7 +2,7 @@ import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
 import { splitLines } from '../text/normalize.js';
-import { changedSinceIndexed, numberLines, readLimitsOf, readRepoFile } from './read-file.js';
+import { changedSinceIndexed, numberLines, readLimitsOf, readRepoFile, scannedCleanHash } from './read-file.js';
 
 /** Fetch limits from seed 000 §4.2. */
 export const MAX_FETCH_IDS = 5;
@@ -75,7 +75,7 @@ export async function fetchChunks(ctx: RepoContext, view: IndexView, ids: readon
     };
     const text = stored?.get(docs[i]!);
     if (text !== undefined) return answer(splitLines(text), changedSinceIndexed(ctx.paths.root, view, record.path));
-    const read = await readRepoFile(ctx.guard, record.path, readLimitsOf(ctx));
+    const read = await readRepoFile(ctx.guard, record.path, readLimitsOf(ctx), scannedCleanHash(view, record.path));
     if (!read.ok) return { chunk_id: id, path: record.path, blocked: read.blocked, error: read.reason, hint: read.hint };
     const chunkLines = read.lines.slice(record.startLine - 1, record.endLine);
     const stale =

@@ -4,7 +4,7 @@ import { type Language, languageOf } from '../scan/language.js';
 import type { IndexView } from '../store/backend.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { RepoContext } from './context.js';
-import { diskRefusal, readLimitsOf, readRepoFile } from './read-file.js';
+import { diskRefusal, readLimitsOf, readRepoFile, scannedCleanHash } from './read-file.js';
 import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
 
 /** The answer to `outline`: a file's declarations, or why it could not be read. */
@@ -45,7 +45,7 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
       if (stored.fallback === 'parse-error') return { path: checked.path, language, parsed: false, source: 'index', symbols: [], blocked: false };
     }
   }
-  const read = await readRepoFile(ctx.guard, checked.path, readLimitsOf(ctx));
+  const read = await readRepoFile(ctx.guard, checked.path, readLimitsOf(ctx), view ? scannedCleanHash(view, checked.path) : undefined);
   if (!read.ok) return diskRefusal({ path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint });
   await loadLanguages([language]);
   const analysis = analyze(language, read.lines.join('\n'));

@@ -5,6 +5,8 @@ import type { PathGuard } from '../safety/path-guard.js';
 import { describeSecret, findServedSecret } from '../safety/secrets.js';
 import { type ReadLimits, readSource } from '../scan/read-source.js';
 import { splitLines } from '../text/normalize.js';
+import { FEATURE_VERSION } from '../core/version.js';
+import { contentHashOf } from './prepare-file.js';
 
 /** Longest line a response carries; longer lines (minified code) are cut and flagged. */
 export const MAX_LINE_CHARS = 2000;
@@ -18,14 +20,17 @@ export type SafeRead =
  * Read a repository file the way every front end must: through the path guard (root, `..`,
  * symlink escape, denylist), then as indexing reads it (`readSource`: size and hard links checked
  * before reading, binaries refused, line endings normalized), then checked for credentials
- * (`findServedSecret`): a file holding one is refused whole, never served in part.
+ * (`findServedSecret`): a file holding one is refused whole, never served in part. `scannedHash`
+ * (see `scannedCleanHash`): the text the index scanned clean at this path; a file that still
+ * hashes to it is not scanned again.
  */
-export async function readRepoFile(guard: PathGuard, path: string, limits: ReadLimits): Promise<SafeRead> {
+export async function readRepoFile(guard: PathGuard, path: string, limits: ReadLimits, scannedHash?: string): Promise<SafeRead> {
   const checked = guard.check(path);
   if (!checked.ok) return checked;
   const read = readSource(checked.absolute, limits);
   if (read.ok) {
-    const secret = await findServedSecret(read.text, checked.path);
+    const clean = scannedHash !== undefined && contentHashOf(read.text) === scannedHash;
+    const secret = clean ? undefined : await findServedSecret(read.text, checked.path);
     if (secret) return { ok: false, blocked: true, reason: `${checked.path} ${describeSecret(secret)}`, hint: SECRET_HINT };
     return { ok: true, path: checked.path, lines: splitLines(read.text) };
   }
@@ -64,6 +69,19 @@ export function diskRefusal<T extends { readonly path: string; readonly blocked:
 
 /** What a refusal for a credential tells the caller to do. */
 export const SECRET_HINT = 'files holding credentials are never indexed or served; read it yourself if you really need it';
+
+/**
+ * The content hash of `path` when `view` indexed it, which means its text was scanned for
+ * credentials and found clean by this version's rules (an index another version built may have
+ * used others); undefined when it was not indexed.
+ */
+export function scannedCleanHash(view: IndexView, path: string): string | undefined {
+  if (view.meta.feature_version !== FEATURE_VERSION) return undefined;
+  const slot = view.findFile(path);
+  if (slot < 0) return undefined;
+  const record = view.fileRecord(slot);
+  return record.state === 'indexed' ? record.contentHash : undefined;
+}
 
 /** Whether a file changed on disk since the view indexed it (or is not there, or is not in the index): one stat. */
 export function changedSinceIndexed(root: string, view: IndexView, path: string): boolean {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TOKEN_SHAPES, type TokenShape, keyMaterial, pemAsLiterals, privateKeyLines, secretPart } from '../../test/credentials.js';
-import { SECRET_RULES_VERSION, describeSecret, findSecret, redactSecrets } from './secrets.js';
+import { SECRET_RULES_VERSION, describeSecret, findSecret, findServedSecret, redactSecrets } from './secrets.js';
 
 // Credentials are assembled at run time so this file holds none a scanner would flag.
 const join = (...parts: string[]): string => parts.join('');
@@ -100,6 +100,23 @@ describe('findSecret', () => {
       const value = TOKEN_SHAPES[shape]();
       expect(await rule(`export const CONFIG_VALUE = "${value}";\n`), shape).toBeDefined();
     }
+  });
+
+  it('findServedSecret gives the verdict of findSecret, asked again or not: for each token shape, the text around it, and the same text at another path', async () => {
+    for (const shape of Object.keys(TOKEN_SHAPES) as TokenShape[]) {
+      const text = `export const CONFIG_VALUE = "${TOKEN_SHAPES[shape]()}";\n`;
+      const clean = 'export const value = 1;\n';
+      for (let ask = 0; ask < 2; ask++) {
+        const served = await findServedSecret(text, 'src/a.ts');
+        expect(served, shape).toBeDefined();
+        expect(served).toEqual(await findSecret(text, 'src/a.ts'));
+        expect(await findServedSecret(clean, 'src/a.ts')).toBeUndefined();
+      }
+    }
+    // Some rules read the path: the same text may be a secret under one name and not another.
+    const env = 'PASSWORD=hunter2-but-longer-and-unguessable\n';
+    expect(await findServedSecret(env, '.env')).toEqual(await findSecret(env, '.env'));
+    expect(await findServedSecret(env, 'docs/notes.txt')).toEqual(await findSecret(env, 'docs/notes.txt'));
   });
 
   it('finds a token in a notebook cell (JSON-escaped source lines)', async () => {
