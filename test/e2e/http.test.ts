@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { get as httpGet, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -48,6 +48,21 @@ function rawGet(url: string, host: string): Promise<{ status: number; body: stri
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
     });
     request.on('error', reject);
+  });
+}
+
+/** POST `body` in chunks of 512 bytes with no Content-Length (chunked transfer encoding). */
+function chunkedPost(url: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+    });
+    request.on('error', reject);
+    for (let at = 0; at < body.length; at += 512) request.write(body.slice(at, at + 512));
+    request.end();
   });
 }
 
@@ -454,6 +469,13 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
       const big = await server.request('/search', { body: { repo_id: repoId, query: 'x'.repeat(4000) } });
       expect(big.status).toBe(413);
       expect(big.body.code).toBe('TOO_LARGE');
+      // Without a declared length the body is counted as it arrives.
+      const chunkedBig = await chunkedPost(`${server.url}/search`, JSON.stringify({ repo_id: repoId, query: 'x'.repeat(4000) }));
+      expect(chunkedBig.status).toBe(413);
+      expect(JSON.parse(chunkedBig.body).code).toBe('TOO_LARGE');
+      const chunkedSmall = await chunkedPost(`${server.url}/search`, JSON.stringify({ repo_id: repoId, query: `${'x'.repeat(600)} alpha` }));
+      expect(chunkedSmall.status, chunkedSmall.body).toBe(200);
+      expect(JSON.parse(chunkedSmall.body).query).toContain('alpha');
       // A page of another site reaching this server through DNS rebinding names another Host.
       const rebound = await rawGet(`${server.url}/repos`, 'evil.example');
       expect(rebound.status).toBe(401);

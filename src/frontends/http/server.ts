@@ -3,8 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { type Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod/mini';
@@ -198,6 +197,36 @@ async function bodyOf<T>(c: Context<Env>, schema: z.ZodMiniType<T>, op: string):
   return parsed.success ? parsed.data : failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
 }
 
+/**
+ * Refuse a body larger than `maxBytes`. A body with a declared length is judged by its header (the
+ * HTTP parser never reads past it), so it is left unread for the handler to read straight from
+ * the socket; only a chunked one is read here, counting, and handed on as a buffer.
+ */
+function limitBody(maxBytes: number, tooLarge: (c: Context<Env>) => Response): MiddlewareHandler<Env> {
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
+    const length = c.req.header('content-length');
+    if (length !== undefined && c.req.header('transfer-encoding') === undefined) return Number(length) > maxBytes ? tooLarge(c) : next();
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > maxBytes) {
+        await reader.cancel();
+        return tooLarge(c);
+      }
+      chunks.push(value);
+    }
+    c.req.raw = new globalThis.Request(c.req.raw, { body: Buffer.concat(chunks) });
+    return next();
+  };
+}
+
 /** Run `work`, or answer 503 TIMEOUT when it takes longer than `ms` (it is not stopped: a sync it started finishes). */
 async function withTimeout(c: Context<Env>, ms: number, work: () => Promise<Response>): Promise<Response> {
   let timer: NodeJS.Timeout | undefined;
@@ -255,10 +284,12 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     const startedAt = Date.now();
     const state: RequestState = { request_id: randomUUID(), client, started: startedAt };
     c.set('state', state);
+    // Set before the answer exists, it is part of the answer as it is made (set after, the answer would be rebuilt).
+    c.header('X-Request-Id', state.request_id);
     try {
       await next();
     } finally {
-      c.header('X-Request-Id', state.request_id);
+      if (c.res.headers.get('X-Request-Id') === null) c.header('X-Request-Id', state.request_id); // an answer made elsewhere (MCP)
       const status = c.res.status;
       const duration = Date.now() - startedAt;
       log(JSON.stringify({ time: new Date(startedAt).toISOString(), level: status >= 500 ? 'error' : 'info', request_id: state.request_id, client, method: c.req.method, path: c.req.path, ...(state.repo_id ? { repo_id: state.repo_id } : {}), status, duration_ms: duration }));
@@ -299,13 +330,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     return next();
   });
 
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
-      onError: (c) => failure(c as Context<Env>, 'TOO_LARGE', `the body is larger than ${options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT} bytes (--max-body-bytes on serve)`),
-    }),
-  );
+  app.use('*', limitBody(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT, (c) => failure(c, 'TOO_LARGE', `the body is larger than ${options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT} bytes (--max-body-bytes on serve)`)));
 
   // The web page.
   app.get('/', (c) => page.serve(c, 'index.html'));
