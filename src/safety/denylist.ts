@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { RecentMap } from '../core/recent-map.js';
 
 /**
  * Paths never indexed and never read, whatever the config says (SPEC §8): env files and their
@@ -54,6 +55,8 @@ export function holdsBackslash(path: string): boolean {
 export class Denylist {
   readonly patterns: readonly string[];
   private compiled: ((path: string) => boolean) | undefined;
+  /** `blocks` answers by path: a server checks the same paths again and again, and the patterns never change. */
+  private readonly verdicts = new RecentMap<string, boolean>(8192);
 
   constructor(extra: readonly string[] = []) {
     this.patterns = [...DEFAULT_DENYLIST, ...extra];
@@ -98,8 +101,17 @@ export class Denylist {
     return this.matcher(normal);
   }
 
-  /** True when any segment of the normalised path (a folder or the file) is denylisted, or a name holds a backslash. */
+  /** True when any segment of the normalised path (a folder or the file) is denylisted, or a name holds a backslash (answers are kept). */
   blocks(path: string): boolean {
+    let verdict = this.verdicts.get(path);
+    if (verdict === undefined) {
+      verdict = this.blocksNow(path);
+      this.verdicts.set(path, verdict);
+    }
+    return verdict;
+  }
+
+  private blocksNow(path: string): boolean {
     if (holdsBackslash(path)) return true;
     const normal = normalizeDenylistPath(path);
     if (this.matcher(normal)) return true;

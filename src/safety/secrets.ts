@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { RecentMap } from '../core/recent-map.js';
 import presetPackage from '@secretlint/secretlint-rule-preset-recommend/package.json' with { type: 'json' };
 import { type DerivedView, derivedViews, originOf } from './literal-views.js';
 import { GITLEAKS_VERSION, matchRules, pathClass } from './rule-set.js';
@@ -178,8 +179,7 @@ export async function findSecret(text: string, path: string): Promise<SecretFind
 }
 
 /** Verdicts `findServedSecret` keeps: a served file's content and path, hashed, to what the rules found. */
-const VERDICTS_KEPT = 4096;
-const verdicts = new Map<string, SecretFinding | null>();
+const verdicts = new RecentMap<string, SecretFinding | null>(4096);
 
 /**
  * `findSecret` for a file about to be served: the same answer, kept by the SHA-256 of the text and
@@ -190,14 +190,9 @@ const verdicts = new Map<string, SecretFinding | null>();
 export async function findServedSecret(text: string, path: string): Promise<SecretFinding | undefined> {
   const key = `${path}\0${createHash('sha256').update(text).digest('base64')}`;
   const kept = verdicts.get(key);
-  if (kept !== undefined) {
-    verdicts.delete(key);
-    verdicts.set(key, kept);
-    return kept ?? undefined;
-  }
+  if (kept !== undefined) return kept ?? undefined;
   const found = await findSecret(text, path);
   verdicts.set(key, found ?? null);
-  if (verdicts.size > VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value!);
   return found;
 }
 
