@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorCode, errorMessage, isRepodexError } from '../core/errors.js';
 import { type CallLog, sanitizeArguments } from '../engine/audit.js';
+import { RecentMap } from '../core/recent-map.js';
 import { redactSecrets } from '../safety/secrets.js';
 import type { Engine } from '../engine/engine.js';
 import { type HandleOptions, handle } from './dispatch.js';
@@ -100,10 +101,19 @@ const MAX_LINE_PREVIEW_CHARS = 200;
 /** How much of an unreadable line is searched for credentials before it is cut to the preview. */
 const REDACTION_WINDOW_CHARS = 8192;
 
+/** Names as the log keeps them, by name: the same few (`query`, `top_k`) come with every call. Only short names are kept. */
+const boundedNames = new RecentMap<string, string>(1024);
+const KEPT_NAME_CHARS = 256;
+
 /** A name a client chose (op, tool, field), as the log keeps it: credentials redacted first, then cut. */
 function boundedName(name: string): string {
-  const redacted = redactSecrets(name);
-  return redacted.length > MAX_NAME_CHARS ? `${redacted.slice(0, MAX_NAME_CHARS)}…` : redacted;
+  let bounded = boundedNames.get(name);
+  if (bounded === undefined) {
+    const redacted = redactSecrets(name);
+    bounded = redacted.length > MAX_NAME_CHARS ? `${redacted.slice(0, MAX_NAME_CHARS)}…` : redacted;
+    if (name.length <= KEPT_NAME_CHARS) boundedNames.set(name, bounded);
+  }
+  return bounded;
 }
 
 /**

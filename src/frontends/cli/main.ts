@@ -774,9 +774,18 @@ async function runTeamServerCommand(
   const storeSetting = storeFlag ?? process.env.REPODEX_STORE;
   const store = storeSetting === undefined || storeSetting === '' ? ({ kind: 'fs' } as const) : parseStoreSetting(storeSetting, storeFlag !== undefined ? '--store' : 'REPODEX_STORE');
   const { runTeamServer } = await loadHttp();
-  const log = (line: string): void => {
-    io.stderr.write(`${line}\n`);
+  // A line per request: lines of one turn of the event loop go out in one write (a write to a pipe blocks the thread answering requests).
+  let pending: string[] = [];
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    io.stderr.write(pending.join(''));
+    pending = [];
   };
+  const log = (line: string): void => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(`${line}\n`);
+  };
+  process.once('exit', flush);
   await runTeamServer(
     {
       host: (values.host as string | undefined) ?? '127.0.0.1',
