@@ -4,6 +4,7 @@ import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
 import type { SearchHit } from '../search/search.js';
 import { openRegularFile } from '../core/open-regular.js';
+import { RecentMap } from '../core/recent-map.js';
 import { type QueryWords, focusSnippet, snippetShowsAll } from '../search/snippet.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import type { RepoContext } from './context.js';
@@ -55,6 +56,22 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
  * Decodes only the chunk.
  */
 function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): string[] | undefined {
+  // Lines that hashed to a chunk once are that chunk's lines for good: kept by the hash (and the chunking params in it).
+  const key = `${view.meta.chunker.params_key}\0${hit.hash}`;
+  const kept = linesByHash.get(key);
+  if (kept) return kept;
+  const lines = readLinesFromDisk(ctx, view, hit);
+  if (lines) linesByHash.set(key, lines);
+  return lines;
+}
+
+/**
+ * Lines of chunks read lately, by chunk hash: a page searching as someone types, or an agent
+ * asking variations of one question, focuses the same chunks again and again.
+ */
+const linesByHash = new RecentMap<string, string[]>(512);
+
+function readLinesFromDisk(ctx: RepoContext, view: IndexView, hit: SearchHit): string[] | undefined {
   // The bytes up to the chunk's last line, in blocks: a hit near the top of a large file reads little.
   let bytes = Buffer.allocUnsafe(0);
   let from = -1;
