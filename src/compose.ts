@@ -80,7 +80,7 @@ export interface ComposeOptions {
   readonly store?: string | undefined;
   /** Automatic indexing (`--indexing=on|off`), over REPODEX_INDEXING; config `auto_index: false` still turns it off. */
   readonly autoIndex?: boolean | undefined;
-  /** The worker threads a server's syncs and embedding runs use (default: a pool of its own, stopped by `close`). */
+  /** The worker threads a server's syncs, embedding runs and (if it has answer threads) reads use (default: a pool of its own, stopped by `close`). */
   readonly pool?: WorkerPool;
 }
 
@@ -227,14 +227,17 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   const pool = options.pool ?? workerPool();
   const runner = pool.runner(root, spec, store);
   const probe = new WatchProbe(watcher);
+  const ranking = options.ranking ?? rankingFromEnv();
+  const answerer = pool.answerer(root, spec, { ranking, limits: options.limits });
   const engine = new Engine(root, store, {
     autoIndex: options.autoIndex ?? autoIndexEnabled(),
-    ranking: options.ranking ?? rankingFromEnv(),
+    ranking,
     probe,
     runner,
     limits: options.limits,
     embedders: createEmbedder,
     embedInBackground: true,
+    ...(answerer ? { answerer } : {}),
   });
   let loop: WatchLoop | undefined;
   return {

@@ -25,6 +25,8 @@ export interface HostOptions {
   /** Threads for syncs and for embedding runs, shared by every repository (default 1 and 1). */
   readonly syncThreads?: number;
   readonly embedThreads?: number;
+  /** Threads that answer searches, fetches and outlines once the freshness check is done (default 0: the main thread answers). */
+  readonly answerThreads?: number;
   /** Quiet period before a watched repository re-indexes (default: its config's). */
   readonly debounceMs?: number;
   /** Where background failures are told (a watched repository's failed re-index). */
@@ -90,7 +92,7 @@ export class RepoHost {
     readonly registry: RepoRegistry,
     private readonly options: HostOptions,
   ) {
-    this.pool = workerPool({ syncs: options.syncThreads ?? 1, embeds: options.embedThreads ?? 1 });
+    this.pool = workerPool({ syncs: options.syncThreads ?? 1, embeds: options.embedThreads ?? 1, answers: options.answerThreads ?? 0 });
   }
 
   /** Open the registry (checking the store is usable) and start watching the repositories that were watched. */

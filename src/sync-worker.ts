@@ -6,14 +6,17 @@ import { loadContext } from './engine/context.js';
 import { runEmbed } from './engine/embed.js';
 import { type SyncEvent, runSync } from './engine/sync.js';
 import { drive } from './engine/sync-runner.js';
-import type { SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
+import type { AnswerSettings, SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
+import { Engine } from './engine/engine.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
-// Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
-// embedding runs of whichever repository a job names, one job at a time, so the thread answering
-// requests never does that work. The worker keeps the stores it opened (and so their segments and
-// parse caches) for later jobs of the same repository; the server holds the writer lock for
-// syncs, the embedding run takes the vectors lock itself.
+// Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit),
+// embedding runs, or reads to answer (searches, fetches, outlines whose freshness the server has
+// checked) of whichever repository a job names, one job at a time, so the thread talking to
+// clients never does that work. A thread does one kind of job (its lane's). The worker keeps the
+// stores and engines it opened (and so their segments, parse caches and loaded views) for later
+// jobs of the same repository; the server holds the writer lock for syncs, the embedding run
+// takes the vectors lock itself.
 
 /** Stores kept for later jobs, least recently used first. */
 const STORES_KEPT = 32;
@@ -44,9 +47,43 @@ function progressTo(id: number): (event: SyncEvent) => void {
   };
 }
 
+/** Engines of the repositories this thread answers reads for (an answer thread), least recently used first: as many as a server keeps open. */
+const ENGINES_KEPT = 256;
+const engines = new Map<string, Engine>();
+
+function engineFor(root: string, spec: StoreSpec, settings: AnswerSettings): Engine {
+  const key = `${root}\0${JSON.stringify(spec)}\0${JSON.stringify(settings)}`;
+  let engine = engines.get(key);
+  if (engine) engines.delete(key);
+  else engine = new Engine(root, openStore(root, spec), { autoIndex: false, ...(settings.ranking ? { ranking: settings.ranking } : {}), ...(settings.limits ? { limits: settings.limits } : {}) });
+  engines.set(key, engine);
+  if (engines.size > ENGINES_KEPT) engines.delete(engines.keys().next().value!);
+  return engine;
+}
+
+let background = false;
+
+/**
+ * Syncs and embedding runs are background work: the first one lowers this thread's priority. On
+ * Linux a thread's priority is its own (and threads it starts inherit it): the kernel then gives
+ * a core to the threads answering requests first, so a re-index uses what requests leave idle
+ * instead of taking turns with them. Answer threads keep the process's priority.
+ */
+function runInBackground(): void {
+  if (background) return;
+  background = true;
+  try {
+    setPriority(BACKGROUND_NICE);
+  } catch {
+    // Not allowed here (a sandbox): the sync runs at the server's priority.
+  }
+}
+
 async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: AbortSignal): Promise<SyncJobResult> {
-  const onEvent = progressTo(message.id);
   const { root, job } = message;
+  if (job.type === 'answer') return { type: 'answered', answered: await engineFor(root, message.store, job.settings).answer(job.job) };
+  runInBackground();
+  const onEvent = progressTo(message.id);
   const store = storeFor(root, message.store);
   const ctx = loadContext(root);
   if (job.type === 'embed') {
@@ -63,20 +100,11 @@ async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: 
   return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2 }), onEvent) };
 }
 
-/**
- * The nice value of a sync thread. On Linux a thread's priority is its own (and threads it starts
- * inherit it): the kernel then gives a core to a thread answering requests before this one, so a
- * re-index uses what requests leave idle instead of taking turns with them.
- */
+/** The nice value of a thread running syncs or embedding runs (see `runInBackground`). */
 const BACKGROUND_NICE = 10;
 
 const port = parentPort;
 if (port) {
-  try {
-    setPriority(BACKGROUND_NICE);
-  } catch {
-    // Not allowed here (a sandbox): the sync runs at the server's priority.
-  }
   let current: { id: number; controller: AbortController } | undefined;
   port.on('message', (message: WorkerMessage) => {
     if (message.type === 'abort') {

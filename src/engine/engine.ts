@@ -104,6 +104,30 @@ export interface SearchOptions {
   readonly lang?: Language | undefined;
 }
 
+/**
+ * A read a server may hand to another thread once its freshness check is done: it is answered
+ * from the generation the check proved, or a newer one (`generation`; absent for an outline,
+ * which needs no index).
+ */
+export type AnswerJob =
+  | { readonly op: 'search'; readonly options: SearchOptions & { readonly mode: 'bm25' | 'idf' }; readonly generation: number; readonly treeMatches: boolean }
+  | { readonly op: 'fetch'; readonly ids: readonly number[]; readonly maxLines: number; readonly generation: number }
+  | { readonly op: 'outline'; readonly path: string };
+
+/** What a search answers from its view, before the freshness check's part is added. */
+export type SearchAnswer = Pick<SearchReport, 'terms' | 'top_k' | 'results' | 'matched' | 'generation' | 'warnings'>;
+
+/** An answer and the generation it came from (null for an outline answered with no index). */
+export type Answered<J extends AnswerJob> = {
+  readonly data: J extends { op: 'search' } ? SearchAnswer : J extends { op: 'fetch' } ? FetchedChunks : OutlineReport;
+  readonly generation: number | null;
+};
+
+/** Answers reads on other threads (a team server's answer threads: see `workerPool`). */
+export interface Answerer {
+  answer<J extends AnswerJob>(job: J): Promise<Answered<J>>;
+}
+
 /** How an engine keeps its index fresh. */
 export interface EngineOptions {
   /** Build a missing index and refresh a stale one before answering (`REPODEX_INDEXING=0` turns it off; so does config `auto_index`). */
@@ -127,6 +151,12 @@ export interface EngineOptions {
    * explicit sync embeds before it returns and reads never embed (one-shot commands).
    */
   readonly embedInBackground?: boolean;
+  /**
+   * Where lexical searches, fetches and outlines are answered once the freshness check is done
+   * (default: in this thread). A server hands them to other threads, so the thread that checks
+   * freshness and talks to clients is not the one busy scoring.
+   */
+  readonly answerer?: Answerer;
 }
 
 /** Bundle options after validation. */
@@ -662,33 +692,64 @@ export class Engine {
 
   private async searchOnce(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
     const { view, synced, warnings, freshness, treeMatches } = await this.fresh(onEvent);
-    // The caps hold for every caller, not only those that came through the protocol schemas.
-    const maxHits = this.context().limits.max_search_hits;
-    const topK = Math.min(options.top_k ?? Math.min(DEFAULT_TOP_K, maxHits), maxHits);
     const asked = options.mode ?? 'bm25';
     const semantic = asked === 'vector' || asked === 'hybrid' ? await this.semantic(view, options.q, warnings) : undefined;
     const mode: SearchMode = semantic ? asked : asked === 'vector' || asked === 'hybrid' ? 'bm25' : asked;
+    // A lexical search can be answered on another thread; one with a query vector is answered here, by the embedder's owner.
+    const answered =
+      this.options.answerer && (mode === 'bm25' || mode === 'idf')
+        ? (await this.options.answerer.answer({ op: 'search', options: { ...options, mode }, generation: view.meta.generation, treeMatches: treeMatches === true })).data
+        : await this.searchFrom(view, { ...options, mode }, treeMatches === true, semantic);
+    this.analytics.record(answered.results.length > 0);
+    return {
+      query: options.q,
+      mode,
+      terms: answered.terms,
+      top_k: answered.top_k,
+      results: answered.results,
+      matched: answered.matched,
+      generation: answered.generation,
+      freshness,
+      ...(synced ? { synced } : {}),
+      warnings: [...warnings, ...answered.warnings],
+    };
+  }
+
+  /** Rank and present a search from `view` (the freshness check done: `treeMatches` when it found the tree exactly as indexed). */
+  private async searchFrom(view: IndexView, options: SearchOptions & { readonly mode: SearchMode }, treeMatches: boolean, semantic?: SemanticQuery): Promise<SearchAnswer> {
+    // The caps hold for every caller, not only those that came through the protocol schemas.
+    const maxHits = this.context().limits.max_search_hits;
+    const topK = Math.min(options.top_k ?? Math.min(DEFAULT_TOP_K, maxHits), maxHits);
+    const { mode } = options;
     const outcome = await search(view, { q: options.q, topK, mode, semantic, glob: options.glob, lang: options.lang, ranking: this.options.ranking });
-    this.analytics.record(outcome.hits.length > 0);
+    const warnings: string[] = [];
     if (outcome.terms.length === 0 && mode !== 'vector') warnings.push('the query has no searchable terms (only stopwords or symbols): use English words or identifiers');
     if (outcome.hits.length === 0 && (options.glob !== undefined || options.lang !== undefined) && filesAllowed(view, options.glob, options.lang) === 0) {
       const filter = [options.glob !== undefined ? `glob ${JSON.stringify(options.glob)}` : '', options.lang !== undefined ? `language ${options.lang}` : ''].filter(Boolean).join(' and ');
       warnings.push(`no indexed file matches ${filter}: globs match paths from the repository root, such as src/**/*.ts or *.py`);
     }
-    const results = await presentHits(this.context(), view, outcome.hits, outcome.words, treeMatches === true);
+    const results = await presentHits(this.context(), view, outcome.hits, outcome.words, treeMatches);
     if (results.some((hit) => hit.stale)) warnings.push('some result files changed since the last sync: run `repodex sync` for exact line ranges');
-    return {
-      query: options.q,
-      mode,
-      terms: outcome.terms,
-      top_k: topK,
-      results,
-      matched: outcome.matched,
-      generation: view.meta.generation,
-      freshness,
-      ...(synced ? { synced } : {}),
-      warnings,
-    };
+    return { terms: outcome.terms, top_k: topK, results, matched: outcome.matched, generation: view.meta.generation, warnings };
+  }
+
+  /**
+   * Answer a read another thread's freshness check proved (see `Answerer`): from this engine's
+   * view of the proved generation or a newer one. Never syncs, never checks the tree.
+   */
+  async answer<J extends AnswerJob>(job: J): Promise<Answered<J>> {
+    if (job.op === 'outline') {
+      const view = await this.usableView();
+      return { data: await outlineFile(this.context(), view, job.path), generation: view?.meta.generation ?? null } as Answered<J>;
+    }
+    let view = await this.view();
+    if (view.meta.generation < job.generation) {
+      // A stamp proven before the other thread saw the new generation: ask the store again.
+      this.store.forgetStamp();
+      view = await this.view();
+    }
+    const data = job.op === 'search' ? await this.searchFrom(view, job.options, job.treeMatches) : await fetchChunks(this.context(), view, job.ids, job.maxLines);
+    return { data, generation: view.meta.generation } as Answered<J>;
   }
 
   /**
@@ -718,8 +779,11 @@ export class Engine {
 
   private async fetchOnce(ids: readonly number[], maxLines: number, onEvent?: (event: SyncEvent) => void): Promise<FetchReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
-    const fetched = await fetchChunks(this.context(), view, ids, Math.max(1, Math.min(maxLines, MAX_FETCH_LINES)));
-    return { ...fetched, generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
+    const lines = Math.max(1, Math.min(maxLines, MAX_FETCH_LINES));
+    const { data: fetched, generation } = this.options.answerer
+      ? await this.options.answerer.answer({ op: 'fetch', ids, maxLines: lines, generation: view.meta.generation })
+      : { data: await fetchChunks(this.context(), view, ids, lines), generation: view.meta.generation };
+    return { ...fetched, generation: generation ?? view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
 
   /** A bounded line range of any file under the root (no index needed). */
@@ -729,6 +793,7 @@ export class Engine {
 
   /** Declarations of one file: from the index when unchanged, else parsed now (no index needed). */
   async outline(path: string): Promise<OutlineReport> {
+    if (this.options.answerer) return this.again(async () => (await this.options.answerer!.answer({ op: 'outline', path })).data);
     return this.again(async () => outlineFile(this.context(), await this.usableView(), path));
   }
 

@@ -3,12 +3,21 @@ import { type ErrorCode, RepodexError } from '../core/errors.js';
 import type { RepoContext } from './context.js';
 import { bundledScript } from '../core/bundled.js';
 import type { EmbedSummary } from './embed.js';
+import type { Answered, AnswerJob, Answerer } from './engine.js';
+import type { LimitOverrides } from '../core/limits.js';
+import type { RankingProfile } from '../search/ranking.js';
 import type { SyncEvent, SyncSummary } from './sync.js';
 import { type SyncRunner, inProcessRunner } from './sync-runner.js';
 import type { IndexStore, StoreSpec } from '../store/backend.js';
 
-/** A job for a worker: a sync, or an embedding run with the embedder the config names. */
-export type SyncJob = { readonly type: 'sync'; readonly force: boolean } | { readonly type: 'embed' };
+/** How a server's engines answer: what an answer thread's engine must share with them. */
+export interface AnswerSettings {
+  readonly ranking?: RankingProfile | undefined;
+  readonly limits?: LimitOverrides | undefined;
+}
+
+/** A job for a worker: a sync, an embedding run with the embedder the config names, or a read to answer (see `Answerer`). */
+export type SyncJob = { readonly type: 'sync'; readonly force: boolean } | { readonly type: 'embed' } | { readonly type: 'answer'; readonly job: AnswerJob; readonly settings: AnswerSettings };
 
 /** What a worker is sent: a job of one repository (its root and store), or to abort the job it runs. */
 export type WorkerMessage = { readonly type: 'job'; readonly id: number; readonly root: string; readonly store: StoreSpec; readonly job: SyncJob } | { readonly type: 'abort'; readonly id: number };
@@ -17,6 +26,7 @@ export type WorkerMessage = { readonly type: 'job'; readonly id: number; readonl
 export type SyncJobResult =
   | { readonly type: 'done'; readonly summary: SyncSummary }
   | { readonly type: 'embedded'; readonly summary: EmbedSummary }
+  | { readonly type: 'answered'; readonly answered: Answered<AnswerJob> }
   | { readonly type: 'failed'; readonly error: { code: ErrorCode; detail: string | undefined } };
 
 /** A worker's answer to a job, or (`event`) how far the job has come. */
@@ -196,19 +206,32 @@ function unwrap<T extends SyncJobResult['type']>(result: SyncJobResult, type: T)
 export interface WorkerPool {
   /** The runner of one repository: its syncs and embedding runs go to this pool's workers. */
   runner(root: string, spec: StoreSpec, store: IndexStore): SyncRunner;
+  /** Where one repository's reads are answered: this pool's answer threads, or undefined when it has none. */
+  answerer(root: string, spec: StoreSpec, settings: AnswerSettings): Answerer | undefined;
   /** Stop every worker (jobs still queued end ABORTED). */
   close(): Promise<void>;
 }
 
 /**
- * A pool of `syncs` sync threads and `embeds` embedding threads (dist/sync-worker.js). Runs jobs in
- * this thread instead when the worker script is not there (running from sources).
+ * A pool of `syncs` sync threads, `embeds` embedding threads and `answers` answer threads (none
+ * by default) from dist/sync-worker.js. Runs syncs in this thread instead, and has no answer
+ * threads, when the worker script is not there (running from sources).
  */
-export function workerPool(options: { readonly syncs?: number; readonly embeds?: number; readonly script?: string | URL } = {}): WorkerPool {
+export function workerPool(options: { readonly syncs?: number; readonly embeds?: number; readonly answers?: number; readonly script?: string | URL } = {}): WorkerPool {
   const script = options.script ?? bundledScript('sync-worker.js');
   const syncs = script ? new Lane(script, Math.max(1, options.syncs ?? 1)) : undefined;
   const embeds = script ? new Lane(script, Math.max(1, options.embeds ?? 1)) : undefined;
+  const answers = script && (options.answers ?? 0) > 0 ? new Lane(script, options.answers!) : undefined;
   return {
+    answerer(root, spec, settings) {
+      if (!answers) return undefined;
+      const owner = {};
+      return {
+        async answer<J extends AnswerJob>(job: J): Promise<Answered<J>> {
+          return unwrap(await answers.run(owner, root, spec, { type: 'answer', job, settings }, undefined), 'answered').answered as Answered<J>;
+        },
+      };
+    },
     runner(root, spec, store) {
       if (!syncs || !embeds) return inProcessRunner(store);
       const owner = {};
@@ -232,7 +255,7 @@ export function workerPool(options: { readonly syncs?: number; readonly embeds?:
       };
     },
     async close() {
-      await Promise.all([syncs?.close(), embeds?.close()]);
+      await Promise.all([syncs?.close(), embeds?.close(), answers?.close()]);
     },
   };
 }

@@ -225,6 +225,8 @@ const COMMANDS: Record<string, CommandSpec> = {
       '                         (default $XDG_STATE_HOME/repodex/server, or ~/.local/state/repodex/server)',
       '  --allow-roots D,D      only repositories inside these folders may be registered',
       '  --sync-threads N       threads re-indexing repositories, shared by all of them (default 1)',
+      '  --answer-threads N     threads answering searches, fetches and outlines (default: cores - 1, 1 to 4;',
+      '                         0: the thread talking to clients answers them too)',
       '  --debounce-ms N        quiet period before a watched repository re-indexes (default: its config, 500)',
       '  --rate-limit N         requests a minute per client (default 6000; 0: no limit)',
       '  --max-body-bytes N     largest request body (default 1048576)',
@@ -246,6 +248,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       'data-dir': { type: 'string' },
       'allow-roots': { type: 'string' },
       'sync-threads': { type: 'string' },
+      'answer-threads': { type: 'string' },
       'rate-limit': { type: 'string' },
       'max-body-bytes': { type: 'string' },
       'request-timeout-ms': { type: 'string' },
@@ -694,7 +697,7 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
     limits[limit] = value;
   }
   if (values.http === true) return runTeamServerCommand(values, root, io, stop, limits, naming as ToolNaming | undefined, positionals, debounce);
-  const httpOnly = ['port', 'host', 'token-file', 'data-dir', 'allow-roots', 'sync-threads', 'rate-limit', 'max-body-bytes', 'request-timeout-ms', 'cors-origin'].find((flag) => values[flag] !== undefined);
+  const httpOnly = ['port', 'host', 'token-file', 'data-dir', 'allow-roots', 'sync-threads', 'answer-threads', 'rate-limit', 'max-body-bytes', 'request-timeout-ms', 'cors-origin'].find((flag) => values[flag] !== undefined);
   if (httpOnly) throw new RepodexError('BAD_REQUEST', `--${httpOnly} is an option of the team server: repodex serve --http --${httpOnly} …`);
   const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined, autoIndex: indexingFlag(values.indexing as string | undefined) });
   const log = (message: string): void => {
@@ -795,6 +798,7 @@ async function runTeamServerCommand(
       folder: resolve((values['data-dir'] as string | undefined) ?? defaultServerFolder()),
       ...(values['allow-roots'] !== undefined ? { allowRoots: String(values['allow-roots']).split(',').map((part) => part.trim()).filter(Boolean) } : {}),
       ...optional('syncThreads', boundedInt('--sync-threads', values['sync-threads'], 1, 64)),
+      ...optional('answerThreads', boundedInt('--answer-threads', values['answer-threads'], 0, 64)),
       ...optional('debounceMs', debounceMs),
       ...optional('ratePerMinute', boundedInt('--rate-limit', values['rate-limit'], 0, 10_000_000)),
       ...optional('bodyLimitBytes', boundedInt('--max-body-bytes', values['max-body-bytes'], 1024, 1 << 30)),

@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import type { LimitOverrides } from '../../core/limits.js';
@@ -14,6 +15,8 @@ export interface TeamServerOptions extends Omit<HttpOptions, 'token' | 'log' | '
   readonly folder: string;
   readonly allowRoots?: readonly string[];
   readonly syncThreads?: number;
+  /** Threads answering reads (default: DEFAULT_ANSWER_THREADS). */
+  readonly answerThreads?: number;
   /** Quiet period before a watched repository re-indexes (default: each one's config). */
   readonly debounceMs?: number;
   readonly limits?: LimitOverrides;
@@ -23,6 +26,14 @@ export interface TeamServerOptions extends Omit<HttpOptions, 'token' | 'log' | '
   readonly roots: readonly string[];
   /** Where the server says it started, request logs and problems go (stderr). */
   readonly log: (line: string) => void;
+}
+
+/**
+ * Answer threads by default: one core is left to the thread talking to clients (HTTP, freshness
+ * checks, the audit log), the others answer, up to four (past that the main thread is the limit).
+ */
+export function defaultAnswerThreads(): number {
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
 }
 
 /** Shortest token a server accepts: anything shorter is guessable. */
@@ -55,6 +66,7 @@ export async function runTeamServer(options: TeamServerOptions, stop: AbortSigna
     ...(options.autoIndex !== undefined ? { autoIndex: options.autoIndex } : {}),
     ...(options.allowRoots ? { allowRoots: options.allowRoots.map((folder) => resolve(folder)) } : {}),
     ...(options.syncThreads !== undefined ? { syncThreads: options.syncThreads } : {}),
+    answerThreads: options.answerThreads ?? defaultAnswerThreads(),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     log: options.log,
   });

@@ -1,0 +1,93 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/compose.js';
+import { Engine } from '../../src/engine/engine.js';
+import { type WorkerPool, workerPool } from '../../src/engine/worker-runner.js';
+import { PROJECT_ROOT, makeRepo } from '../helpers.js';
+
+// A team server answers searches, fetches and outlines on answer threads once its own thread has
+// checked freshness. The answers must be exactly the ones the engine gives in one thread, follow
+// the index to each new generation, and refuse what it refuses.
+
+const WORKER = join(PROJECT_ROOT, 'dist', 'sync-worker.js');
+
+const FILES: Record<string, string> = {
+  'src/router.ts': [
+    'export class Router {',
+    '  private routes = new Map<string, () => string>();',
+    '  /** Register a handler for a path. */',
+    '  add(path: string, handler: () => string): void {',
+    '    this.routes.set(path, handler);',
+    '  }',
+    '  /** Find the handler registered for a path. */',
+    '  match(path: string): (() => string) | undefined {',
+    '    return this.routes.get(path);',
+    '  }',
+    '}',
+    '',
+  ].join('\n'),
+  'src/server.ts': 'import { Router } from "./router";\nexport function serve(router: Router, path: string): string {\n  const handler = router.match(path);\n  return handler ? handler() : "not found";\n}\n',
+  'docs/guide.md': '# Guide\n\nThe router matches a path to its handler; serve answers "not found" otherwise.\n',
+  '.env': 'SESSION_SECRET=never-served-by-any-thread\n',
+};
+
+const QUERIES = ['router match path', 'handler', 'not found', 'register a handler for a path', 'serve'];
+
+describe.skipIf(!existsSync(WORKER))('answer threads', () => {
+  let root: string;
+  let pool: WorkerPool;
+  let here: Engine;
+  let threaded: Engine;
+
+  beforeAll(async () => {
+    root = makeRepo(FILES);
+    pool = workerPool({ answers: 2, script: new URL(`file://${WORKER}`) });
+    const spec = { kind: 'fs' } as const;
+    here = new Engine(root, openStore(root, spec), { autoIndex: true });
+    const answerer = pool.answerer(root, spec, {});
+    expect(answerer).toBeDefined();
+    threaded = new Engine(root, openStore(root, spec), { autoIndex: true, answerer: answerer! });
+    await here.sync();
+  });
+
+  afterAll(async () => {
+    await pool.close();
+  });
+
+  it('searches, fetches and outlines answer exactly as in one thread', async () => {
+    for (const q of QUERIES) {
+      for (const mode of ['bm25', 'idf'] as const) {
+        const [a, b] = [await here.search({ q, mode, top_k: 5 }), await threaded.search({ q, mode, top_k: 5 })];
+        expect(b, `${mode} ${q}`).toEqual(a);
+      }
+    }
+    const ids = (await here.search({ q: 'router handler path', top_k: 5 })).results.map((hit) => hit.chunk_id);
+    expect(ids.length).toBeGreaterThan(1);
+    expect(await threaded.fetch([...ids, 999_999_999], 40)).toEqual(await here.fetch([...ids, 999_999_999], 40));
+    for (const path of ['src/router.ts', 'src/server.ts', 'docs/guide.md', 'src/missing.ts', '.env', '../outside.ts']) {
+      expect(await threaded.outline(path), path).toEqual(await here.outline(path));
+    }
+    // A glob that matches nothing is said the same way.
+    const glob = await threaded.search({ q: 'router', glob: 'lib/**/*.py' });
+    expect(glob.results).toEqual([]);
+    expect(glob.warnings.join(' ')).toContain('no indexed file matches');
+    // No thread serves the credential file.
+    expect(JSON.stringify(await threaded.search({ q: 'SESSION_SECRET never served' }))).not.toContain('never-served-by-any-thread');
+  });
+
+  it('answer from each new generation as soon as it is committed', async () => {
+    const before = await threaded.search({ q: 'dispatcher' });
+    expect(before.results).toEqual([]);
+    writeFileSync(join(root, 'src/dispatch.ts'), 'export function dispatcher(path: string): string {\n  return `dispatched ${path}`;\n}\n');
+    await here.sync();
+    const after = await threaded.search({ q: 'dispatcher' });
+    expect(after.generation).toBeGreaterThan(before.generation);
+    expect(after.results.map((hit) => hit.path)).toContain('src/dispatch.ts');
+    expect(after).toEqual(await here.search({ q: 'dispatcher' }));
+    const [hit] = after.results;
+    const fetched = await threaded.fetch([hit!.chunk_id]);
+    expect(fetched.generation).toBe(after.generation);
+    expect(JSON.stringify(fetched.chunks)).toContain('dispatched');
+  });
+});
