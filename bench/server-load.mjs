@@ -11,7 +11,7 @@
 // its request log), every failed request, the server's RSS, and where the CPU went (server,
 // database, this load generator). Bounded: exactly --seconds of load and at most --max-requests.
 // Usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,7 @@ import { newestMtime } from './baseline.mjs';
 import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail, withClient } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
 --profile DIR: the server writes CPU profiles of its threads there (a folder per store), for a profiler.
 --quiet-seconds N: first the same load for N seconds with nothing re-indexing, to compare with.
 CORPUS: git checkouts (or --corpora FILE, one path a line); each store gets private clones of them.
@@ -65,6 +65,7 @@ function parseCommandLine() {
       'quiet-seconds': { type: 'string' },
       reindex: { type: 'string' },
       'sync-threads': { type: 'string' },
+      'answer-threads': { type: 'string' },
       seed: { type: 'string' },
       json: { type: 'string' },
       keep: { type: 'boolean' },
@@ -103,6 +104,7 @@ function parseCommandLine() {
     quietSeconds: whole('quiet-seconds', 0, 0),
     maxRequests: whole('max-requests', 200_000, 1),
     syncThreads: whole('sync-threads', 2, 1),
+    answerThreads: values['answer-threads'] === undefined ? null : whole('answer-threads', 1, 0),
     seed: whole('seed', 7, 0),
     reindex: values.reindex ? values.reindex.split(',').map((s) => s.trim()).filter(Boolean) : null,
     json: values.json ?? null,
@@ -144,7 +146,7 @@ function processCpu(pid) {
   return stat ? (stat.utime + stat.stime) / CLK_TCK : null;
 }
 
-/** CPU seconds of a process's main thread alone (its task whose id is the pid): the thread every request is answered on. */
+/** CPU seconds of a process's main thread alone (its task whose id is the pid): the thread talking to clients (and answering them all without answer threads). */
 function mainThreadCpu(pid) {
   try {
     const text = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
@@ -406,7 +408,7 @@ async function runStore(store, corpora, options, scratch) {
     log(`${store.name}: cloning ${corpora.length} corpora`);
     for (const corpus of corpora) await cloneCorpus(corpus.path, join(folder, corpus.name));
 
-    const args = ['--port', '0', '--host', '127.0.0.1', '--data-dir', join(folder, 'server'), '--rate-limit', '0', '--sync-threads', String(options.syncThreads), ...(store.url ? ['--store', store.url] : [])];
+    const args = ['--port', '0', '--host', '127.0.0.1', '--data-dir', join(folder, 'server'), '--rate-limit', '0', '--sync-threads', String(options.syncThreads), ...(options.answerThreads === null ? [] : ['--answer-threads', String(options.answerThreads)]), ...(store.url ? ['--store', store.url] : [])];
     server = new TeamServer(args, options.profile ? ['--cpu-prof', '--cpu-prof-dir', join(options.profile, store.name)] : []);
     const url = await server.url;
     result.server_args = args;
@@ -642,7 +644,7 @@ function report(results, corpora, options, machine, commit) {
   const totalFiles = corpora.reduce((sum, corpus) => sum + corpus.files, 0);
   write(`team server under load, ${corpora.length} repositories (${totalFiles.toLocaleString('en-US')} files with indexed extensions), ${options.clients} clients × ${options.seconds} s, ${options.reindex.join(' and ')} re-indexing (force) throughout${options.quietSeconds > 0 ? ` (after ${options.quietSeconds} s of the same load with nothing re-indexing)` : ''}`);
   write(`commit ${commit}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${describeMachine(machine)}`);
-  write(`server: serve --http --rate-limit 0 --sync-threads ${options.syncThreads}; lexical index (embeddings off in every clone); clients: ${options.clients} keep-alive HTTP connections from this one Node process, no think time; mix ${Math.round(MIX.search * 100)}% search (top_k 10), ${Math.round(MIX.fetch * 100)}% fetch (one chunk id from an earlier answer), ${Math.round((1 - MIX.search - MIX.fetch) * 100)}% outline; uniform over repositories`);
+  write(`server: serve --http --rate-limit 0 --sync-threads ${options.syncThreads} ${options.answerThreads === null ? `(answer threads: the server's default, ${Math.max(1, Math.min(4, os.availableParallelism() - 1))} here)` : `--answer-threads ${options.answerThreads}`}; lexical index (embeddings off in every clone); clients: ${options.clients} keep-alive HTTP connections from this one Node process, no think time; mix ${Math.round(MIX.search * 100)}% search (top_k 10), ${Math.round(MIX.fetch * 100)}% fetch (one chunk id from an earlier answer), ${Math.round((1 - MIX.search - MIX.fetch) * 100)}% outline; uniform over repositories`);
   write();
   const ok = results.filter((result) => result.phase);
   // Each store's timed phase, after its quiet one when there was one.

@@ -742,7 +742,8 @@ export class Engine {
       const view = await this.usableView();
       return { data: await outlineFile(this.context(), view, job.path), generation: view?.meta.generation ?? null } as Answered<J>;
     }
-    let view = await this.view();
+    // The other thread has just proved `job.generation` current: a view of it (or of a newer one) needs no asking.
+    let view = this.cached && this.cached.view.meta.generation >= job.generation ? this.cached.view : await this.view();
     if (view.meta.generation < job.generation) {
       // A stamp proven before the other thread saw the new generation: ask the store again.
       this.store.forgetStamp();

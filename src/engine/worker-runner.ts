@@ -191,6 +191,73 @@ class Lane {
   }
 }
 
+/**
+ * Answer threads: reads are short and never aborted, so each thread is handed every job at once
+ * (the one with the fewest in flight) and works through them on its own event loop. A thread that
+ * waited for this thread to hand it the next job would sit idle whenever this thread is busy with
+ * clients, which is exactly when there is most to answer.
+ */
+class AnswerLane {
+  private readonly threads: { worker: Worker; inFlight: Map<number, { resolve(result: SyncJobResult): void; reject(error: Error): void }> }[] = [];
+  private starting: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly script: string | URL,
+    private readonly size: number,
+  ) {}
+
+  async run(root: string, store: StoreSpec, job: SyncJob): Promise<SyncJobResult> {
+    if (this.threads.length < this.size) await (this.starting ??= this.start().finally(() => (this.starting = undefined)));
+    if (this.closed || this.threads.length === 0) throw new RepodexError('INTERNAL', 'the answer threads were stopped');
+    let thread = this.threads[0]!;
+    for (const candidate of this.threads) if (candidate.inFlight.size < thread.inFlight.size) thread = candidate;
+    const id = ++nextJobId;
+    const target = thread;
+    return new Promise<SyncJobResult>((resolve, reject) => {
+      target.inFlight.set(id, { resolve, reject });
+      // Busy, a worker keeps the process alive; idle, it must not.
+      if (target.inFlight.size === 1) target.worker.ref();
+      target.worker.postMessage({ type: 'job', id, root, store, job } satisfies WorkerMessage);
+    });
+  }
+
+  /** Start the missing threads. */
+  private async start(): Promise<void> {
+    const { Worker: WorkerClass } = await import('node:worker_threads');
+    while (this.threads.length < this.size && !this.closed) {
+      const worker = new WorkerClass(this.script);
+      worker.unref();
+      const thread = { worker, inFlight: new Map<number, { resolve(result: SyncJobResult): void; reject(error: Error): void }>() };
+      this.threads.push(thread);
+      worker.on('message', (reply: WorkerReply) => {
+        if (!('result' in reply)) return;
+        const waiting = thread.inFlight.get(reply.id);
+        if (!waiting) return;
+        thread.inFlight.delete(reply.id);
+        if (thread.inFlight.size === 0) worker.unref();
+        waiting.resolve(reply.result);
+      });
+      const fail = (error: Error): void => {
+        const at = this.threads.indexOf(thread);
+        if (at >= 0) this.threads.splice(at, 1);
+        for (const waiting of thread.inFlight.values()) waiting.reject(new RepodexError('INTERNAL', `answer thread failed: ${error.message}`, { cause: error }));
+        thread.inFlight.clear();
+      };
+      worker.on('error', fail);
+      worker.on('exit', (code) => fail(new Error(`exited with code ${code}`)));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.starting;
+    const threads = this.threads.splice(0);
+    for (const thread of threads) thread.worker.ref();
+    await Promise.all(threads.map((thread) => thread.worker.terminate()));
+  }
+}
+
 function unwrap<T extends SyncJobResult['type']>(result: SyncJobResult, type: T): Extract<SyncJobResult, { type: T }> {
   if (result.type === 'failed') throw RepodexError.fromWire(result.error);
   if (result.type !== type) throw new RepodexError('INTERNAL', `the worker answered ${result.type} to a ${type} job`);
@@ -221,14 +288,13 @@ export function workerPool(options: { readonly syncs?: number; readonly embeds?:
   const script = options.script ?? bundledScript('sync-worker.js');
   const syncs = script ? new Lane(script, Math.max(1, options.syncs ?? 1)) : undefined;
   const embeds = script ? new Lane(script, Math.max(1, options.embeds ?? 1)) : undefined;
-  const answers = script && (options.answers ?? 0) > 0 ? new Lane(script, options.answers!) : undefined;
+  const answers = script && (options.answers ?? 0) > 0 ? new AnswerLane(script, options.answers!) : undefined;
   return {
     answerer(root, spec, settings) {
       if (!answers) return undefined;
-      const owner = {};
       return {
         async answer<J extends AnswerJob>(job: J): Promise<Answered<J>> {
-          return unwrap(await answers.run(owner, root, spec, { type: 'answer', job, settings }, undefined), 'answered').answered as Answered<J>;
+          return unwrap(await answers.run(root, spec, { type: 'answer', job, settings }), 'answered').answered as Answered<J>;
         },
       };
     },

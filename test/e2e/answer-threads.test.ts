@@ -76,6 +76,13 @@ describe.skipIf(!existsSync(WORKER))('answer threads', () => {
     expect(JSON.stringify(await threaded.search({ q: 'SESSION_SECRET never served' }))).not.toContain('never-served-by-any-thread');
   });
 
+  it('many reads at once each get their own answer (the threads take them all and work through them)', async () => {
+    const asked = Array.from({ length: 60 }, (_, i) => ({ q: QUERIES[i % QUERIES.length]!, top_k: 1 + (i % 7) }));
+    const expected = await Promise.all(asked.map((options) => here.search(options)));
+    const answered = await Promise.all(asked.map((options) => threaded.search(options)));
+    expect(answered).toEqual(expected);
+  });
+
   it('answer from each new generation as soon as it is committed', async () => {
     const before = await threaded.search({ q: 'dispatcher' });
     expect(before.results).toEqual([]);
