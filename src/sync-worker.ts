@@ -8,6 +8,7 @@ import { type SyncEvent, runSync } from './engine/sync.js';
 import { drive } from './engine/sync-runner.js';
 import type { AnswerSettings, SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
 import { Engine } from './engine/engine.js';
+import { RecentMap } from './core/recent-map.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit),
@@ -20,15 +21,12 @@ import type { IndexStore, StoreSpec } from './store/backend.js';
 
 /** Stores kept for later jobs, least recently used first. */
 const STORES_KEPT = 32;
-const stores = new Map<string, IndexStore>();
+const stores = new RecentMap<string, IndexStore>(STORES_KEPT);
 
 function storeFor(root: string, spec: StoreSpec): IndexStore {
   const key = `${root}\0${JSON.stringify(spec)}`;
   let store = stores.get(key);
-  if (store) stores.delete(key);
-  else store = openStore(root, spec);
-  stores.set(key, store);
-  if (stores.size > STORES_KEPT) stores.delete(stores.keys().next().value!);
+  if (!store) stores.set(key, (store = openStore(root, spec)));
   return store;
 }
 
@@ -49,15 +47,15 @@ function progressTo(id: number): (event: SyncEvent) => void {
 
 /** Engines of the repositories this thread answers reads for (an answer thread), least recently used first: as many as a server keeps open. */
 const ENGINES_KEPT = 256;
-const engines = new Map<string, Engine>();
+const engines = new RecentMap<string, Engine>(ENGINES_KEPT);
 
 function engineFor(root: string, spec: StoreSpec, settings: AnswerSettings): Engine {
   const key = `${root}\0${JSON.stringify(spec)}\0${JSON.stringify(settings)}`;
   let engine = engines.get(key);
-  if (engine) engines.delete(key);
-  else engine = new Engine(root, openStore(root, spec), { autoIndex: false, ...(settings.ranking ? { ranking: settings.ranking } : {}), ...(settings.limits ? { limits: settings.limits } : {}) });
-  engines.set(key, engine);
-  if (engines.size > ENGINES_KEPT) engines.delete(engines.keys().next().value!);
+  if (!engine) {
+    engine = new Engine(root, openStore(root, spec), { autoIndex: false, ...(settings.ranking ? { ranking: settings.ranking } : {}), ...(settings.limits ? { limits: settings.limits } : {}) });
+    engines.set(key, engine);
+  }
   return engine;
 }
 
