@@ -1,4 +1,4 @@
-import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -203,3 +203,17 @@ export function outlineSymbol(kind: string, name: string, start: number, end: nu
 
 /** A class with two methods and a function after it: the outline most symbol tests start from. */
 export const WIDGET_OUTLINE: OutlineSymbol[] = [outlineSymbol('class', 'Widget', 1, 200), outlineSymbol('method', 'layout', 10, 80, 'Widget'), outlineSymbol('method', 'paint', 106, 155, 'Widget'), outlineSymbol('function', 'helper', 210, 220)];
+
+/** Run git in `root` with a fixed identity and default branch (no global config needed); its output, trimmed. Throws when git fails. */
+export function git(root: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', '-c', 'init.defaultBranch=main', ...args], { cwd: root, encoding: 'utf8' }).trim();
+}
+
+/** A git repository holding `files`, all in one commit. */
+export function committedRepo(files: Record<string, string>): string {
+  const root = makeRepo(files);
+  git(root, 'init', '-q');
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', 'first');
+  return root;
+}

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,27 +8,13 @@ import { pgPool } from '../../src/pg-driver.js';
 import { localParseCache } from '../../src/store/fs/parse-cache.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import type { SqlPool } from '../../src/store/pg/sql.js';
-import { TOPICS, makeRepo, runCli, runCliAsync } from '../helpers.js';
+import { TOPICS, committedRepo, git, runCli, runCliAsync } from '../helpers.js';
 import { testBackends } from './backends.js';
 
 // Seed 001's exit criteria and the database store's own promises, checked with SQL against a real
 // server: what a team running repodex on PostgreSQL (or Citus) relies on.
 
-function git(root: string, ...args: string[]): string {
-  const result = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: root, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
-  return result.stdout.trim();
-}
-
 /** A git repository with one commit. */
-function committedRepo(files: Record<string, string>): string {
-  const root = makeRepo(files);
-  git(root, 'init', '-q');
-  git(root, 'add', '-A');
-  git(root, 'commit', '-qm', 'first');
-  return root;
-}
-
 function module(name: string, lines = 6): string {
   return `export function ${name}(input: number): number {\n${Array.from({ length: lines }, (_, i) => `  input += ${i}; // ${name} step ${i}`).join('\n')}\n  return input;\n}\n`;
 }

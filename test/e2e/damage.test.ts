@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { createEngine } from '../../src/compose.js';
 import { isRepodexError } from '../../src/core/errors.js';
 import type { SearchReport } from '../../src/engine/engine.js';
 import { AnnGraph } from '../../src/vector/ann-graph.js';
-import { TOPICS, makeRepo, prng, runCli, tempDir, yieldToEventLoop } from '../helpers.js';
+import { TOPICS, git, makeRepo, prng, runCli, tempDir, yieldToEventLoop } from '../helpers.js';
 
 // Byte flips in every kind of file under .repodex/: `verify` finds every one and names the file,
 // `status` reports it as damage (never by failing), no search answers from the damaged file (it
@@ -32,10 +32,6 @@ function files(): Record<string, string> {
   }
   for (let f = 0; f < 4; f++) out[`vendor/copy${f}.ts`] = out[`src/${TOPICS[f % TOPICS.length]![0]}/mod${f}.ts`]!;
   return out;
-}
-
-function git(root: string, ...args: string[]): void {
-  execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', '-c', 'init.defaultBranch=main', ...args], { cwd: root, stdio: 'ignore' });
 }
 
 /** Files under .repodex/ that no answer depends on: the user's own settings, and what is written only for people. */

@@ -2,7 +2,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, PROJECT_ROOT, makeRepo, runCli, tempDir } from '../helpers.js';
+import { CLI, PROJECT_ROOT, git, makeRepo, runCli, tempDir } from '../helpers.js';
 
 // Git awareness (seed 001 §2.2, §2.3, §2.5): status reports the indexed commit against HEAD and
 // the state, a branch switch flips it to stale and back, search follows, and a switch re-indexes
@@ -11,10 +11,6 @@ import { CLI, PROJECT_ROOT, makeRepo, runCli, tempDir } from '../helpers.js';
 
 const HAS_GIT = spawnSync('git', ['--version']).status === 0;
 if (!HAS_GIT) console.warn('SKIPPED: git is not installed, so the git-awareness tests cannot run (install git)');
-
-function git(root: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', '-c', 'init.defaultBranch=main', ...args], { cwd: root, encoding: 'utf8' }).trim();
-}
 
 interface Status {
   state: string;

@@ -1,9 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, makeRepo, tempDir } from '../helpers.js';
+import { PROJECT_ROOT, git, makeRepo, tempDir } from '../helpers.js';
 import { type TeamServer, startTeamServer } from '../team-server.js';
 
 // The team server's web page in a real browser against a real `serve --http` process: search as
@@ -27,10 +27,6 @@ const FAKE_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const HOSTILE_NAME = 'src/<img src=x onerror=alert(1)>.ts';
 /** Files in the repository whose indexing the status panel watches: enough to take seconds. */
 const BULK_FILES = 1200;
-
-function git(root: string, ...args: string[]): void {
-  execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', '-c', 'init.defaultBranch=main', ...args], { cwd: root, stdio: 'ignore' });
-}
 
 function commitAll(root: string): void {
   git(root, 'init', '-q');

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testBackends } from '../conformance/backends.js';
-import { makeRepo, runCli, runCliAsync, tempDir } from '../helpers.js';
+import { committedRepo, git, runCli, runCliAsync, tempDir } from '../helpers.js';
 import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
 
 // The team server (`repodex serve --http`) as a real process on loopback, on the embedded store
@@ -16,19 +16,7 @@ import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
 const HAS_GIT = spawnSync('git', ['--version']).status === 0;
 if (!HAS_GIT) console.warn('SKIPPED: git is not installed, so the team server tests cannot run (install git)');
 
-function git(root: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.email=test@example.com', '-c', 'user.name=test', '-c', 'init.defaultBranch=main', ...args], { cwd: root, encoding: 'utf8' }).trim();
-}
-
 /** A committed git repository of `files`. */
-function gitRepo(files: Record<string, string>): string {
-  const root = makeRepo(files);
-  git(root, 'init', '-q');
-  git(root, 'add', '-A');
-  git(root, 'commit', '-qm', 'first');
-  return root;
-}
-
 const FAKE_AWS_SECRET = ['wJalrXUtnFEMI', 'K7MDENG', 'bPxRfiCYEXAMPLEKEY'].join('/');
 
 const BASE_FILES: Record<string, string> = {
@@ -88,7 +76,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
 
   beforeAll(async () => {
     if (backend.missing) return;
-    root = gitRepo({ ...BASE_FILES, '.env': `AWS_SECRET_ACCESS_KEY=${FAKE_AWS_SECRET}\n` });
+    root = committedRepo({ ...BASE_FILES, '.env': `AWS_SECRET_ACCESS_KEY=${FAKE_AWS_SECRET}\n` });
     server = await startTeamServer([...storeArgs, '--debounce-ms', '200']);
     const added = await server.request('/repos', { body: { root } });
     expect(added.status, JSON.stringify(added.body)).toBe(201);
@@ -244,7 +232,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   });
 
   it.skipIf(backend.missing !== undefined)('re-indexes a commit on /hooks/push, only its files, and drops a deleted file', async () => {
-    const repo = gitRepo({ 'a.ts': 'export const alpha = 1;\n', 'b.ts': 'export const bravo = 2;\n', 'c.ts': 'export function charlieHandler() {}\n' });
+    const repo = committedRepo({ 'a.ts': 'export const alpha = 1;\n', 'b.ts': 'export const bravo = 2;\n', 'c.ts': 'export function charlieHandler() {}\n' });
     const added = await server.request('/repos', { body: { root: repo } });
     registered.push(added.body.repo_id);
     const first = await server.request('/hooks/push', { body: { root: repo } });
@@ -273,7 +261,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   it.skipIf(backend.missing !== undefined)('runs concurrent index runs of one repository one at a time, with no duplicate chunks', async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 60; i++) files[`m${i}.ts`] = `export function module${i}Handler(value: number): number {\n  return value + ${i};\n}\n`;
-    const repo = gitRepo(files);
+    const repo = committedRepo(files);
     const added = await server.request('/repos', { body: { root: repo } });
     registered.push(added.body.repo_id);
     const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => server.request('/index/run', { body: { repo_id: added.body.repo_id, force: i % 2 === 0 } })));
@@ -289,7 +277,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   it.skipIf(backend.missing !== undefined)("answers one repository's searches while another rebuilds its index", async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 1500; i++) files[`src/part${i}.ts`] = `export function partNumber${i}(value: number): number {\n  return value * ${i} + ${i % 7};\n}\n`;
-    const big = gitRepo(files);
+    const big = committedRepo(files);
     const bigId = (await server.request('/repos', { body: { root: big } })).body.repo_id as string;
     registered.push(bigId);
     await server.request('/index/run', { body: { repo_id: repoId } });
@@ -313,7 +301,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   });
 
   it.skipIf(backend.missing !== undefined)('watches a repository: stale at once, an edit searchable soon after, kept across restarts', async () => {
-    const repo = gitRepo({ 'w.ts': 'export const watched = 1;\n' });
+    const repo = committedRepo({ 'w.ts': 'export const watched = 1;\n' });
     const added = await server.request('/repos', { body: { root: repo } });
     const id = added.body.repo_id;
     registered.push(id);
@@ -353,7 +341,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
       await client.close();
     }
     // Without a repository in the URL (and several registered), each call names one in `repo`.
-    const other = gitRepo({ 'x.ts': 'export function xylophoneTuner() {}\n' });
+    const other = committedRepo({ 'x.ts': 'export function xylophoneTuner() {}\n' });
     const otherId = (await server.request('/repos', { body: { root: other } })).body.repo_id as string;
     registered.push(otherId);
     const many = new Client({ name: 'test', version: '1.0.0' });
@@ -395,7 +383,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
 
   it.skipIf(backend.missing !== undefined)('drives the server from the CLI: repo add/list/watch/remove, search and sync with --repo', async () => {
     const env = { ...process.env, REPODEX_SERVER: server.url, NODE_EXTRA_CA_CERTS: '' };
-    const repo = gitRepo({ 'cli.ts': 'export function remoteCommandRunner() {}\n' });
+    const repo = committedRepo({ 'cli.ts': 'export function remoteCommandRunner() {}\n' });
     const add = await runCliAsync(['repo', 'add', repo, '--name', `cli-${backend.name}`, '--json'], { env });
     expect(add.code, add.stderr).toBe(0);
     const id = JSON.parse(add.stdout).repo_id as string;
@@ -433,7 +421,7 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
     const tokenFile = join(tempDir(), 'token');
     const token = 'a3f1c9e27b5d4e8f9a0b1c2d3e4f5a6b';
     writeFileSync(tokenFile, `${token}\n`);
-    const root = gitRepo(BASE_FILES);
+    const root = committedRepo(BASE_FILES);
     const server = await startTeamServer(['--token-file', tokenFile, root], { token });
     try {
       const ok = await server.request('/repos');
@@ -462,7 +450,7 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
   });
 
   it('limits body size, request rate and foreign Host headers', async () => {
-    const root = gitRepo(BASE_FILES);
+    const root = committedRepo(BASE_FILES);
     const server = await startTeamServer(['--max-body-bytes', '2048', '--rate-limit', '60', root]);
     try {
       const repoId = (await server.request('/repos')).body.repos[0].repo_id;
@@ -495,7 +483,7 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
 
   it('keeps its repositories across restarts, and refuses a damaged registry rather than forgetting them', async () => {
     const dataDir = tempDir();
-    const root = gitRepo(BASE_FILES);
+    const root = committedRepo(BASE_FILES);
     const first = await startTeamServer([root], { dataDir });
     const id = (await first.request('/repos')).body.repos[0].repo_id;
     await first.request('/repo/watch', { body: { repo_id: id } });
