@@ -738,6 +738,11 @@ export class Engine {
    * view of the proved generation or a newer one. Never syncs, never checks the tree.
    */
   async answer<J extends AnswerJob>(job: J): Promise<Answered<J>> {
+    // A view whose files a newer generation replaced meanwhile answers INDEX_CHANGED: load the current one and answer again.
+    return this.again(() => this.answerOnce(job));
+  }
+
+  private async answerOnce<J extends AnswerJob>(job: J): Promise<Answered<J>> {
     if (job.op === 'outline') {
       const view = await this.usableView();
       return { data: await outlineFile(this.context(), view, job.path), generation: view?.meta.generation ?? null } as Answered<J>;
