@@ -49,6 +49,24 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect((await db.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [id]))[0]!.generation).toBe('1');
     });
 
+    it('an answer thread whose kept view was replaced meanwhile answers again from the current generation', async () => {
+      const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep') });
+      const writer = engineFor(root);
+      await writer.sync();
+      // What an answer thread runs: told which generation the server proved, it answers from its kept view of it.
+      const reader = new Engine(root, openStore(root, backend.spec), { autoIndex: false });
+      const first = await reader.answer({ op: 'search', options: { q: 'alphaStep', mode: 'bm25' }, generation: 1, treeMatches: true });
+      expect(first.generation).toBe(1);
+      writeFileSync(join(root, 'src/c.ts'), module('gammaStep'));
+      await writer.sync();
+      // Still told generation 1: the kept view's first statement finds it replaced, and the answer is made again from generation 2.
+      const second = await reader.answer({ op: 'search', options: { q: 'betaStep', mode: 'bm25' }, generation: 1, treeMatches: true });
+      expect(second.generation).toBe(2);
+      const paths = second.data.results.map((hit) => hit.path);
+      expect(paths[0]).toBe('src/b.ts');
+      expect(paths).toContain('src/c.ts'); // a file only generation 2 holds
+    });
+
     it('a commit re-chunks only its files: the others keep their rows, and the changed ones are seen at the new HEAD', async () => {
       const root = committedRepo({ 'src/a.ts': module('alphaStep'), 'src/b.ts': module('betaStep'), 'src/c.ts': module('gammaStep') });
       const db = sql();
