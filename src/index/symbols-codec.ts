@@ -174,6 +174,14 @@ export function declarationPathAt(count: number, at: DeclarationColumns, first: 
       const start = at.start(i);
       if (start >= first && start <= last && (best < 0 || start < at.start(best))) best = i;
     }
+  } else if (first > at.start(best)) {
+    // Lines that start inside a container's body but in none of its members (a doc comment above a method) and run into one: the member they lead to.
+    let member = -1;
+    for (let i = 0; i < count; i++) {
+      const start = at.start(i);
+      if (i !== best && start > first && start <= last && start >= at.start(best) && at.end(i) <= at.end(best) && (member < 0 || start < at.start(member))) member = i;
+    }
+    if (member >= 0) best = member;
   }
   if (best < 0) return null;
   const parent = at.parent(best);

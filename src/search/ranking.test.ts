@@ -185,6 +185,28 @@ describe('query-aware snippets', () => {
     expect(report.results[0]!.symbol).toBe('function pathHash');
   });
 
+  it('a window inside a class starts where the matches are, on the doc comment of a method, and names that method', async () => {
+    const root = makeRepo({
+      'src/router.ts': [
+        'export class Router {',
+        '  private routes = new Map<string, () => string>();',
+        '  /** Register a handler for a path. */',
+        '  add(path: string, handler: () => string): void {',
+        '    this.routes.set(path, handler);',
+        '  }',
+        '  /** Find the handler registered for a path. */',
+        '  match(path: string): (() => string) | undefined {',
+        '    return this.routes.get(path);',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    });
+    const [hit] = (await createEngine({ root }).search({ q: 'find the handler registered' })).results;
+    expect(hit!.snippet.split('\n')[0]).toBe('  /** Find the handler registered for a path. */');
+    expect(hit!.symbol).toBe('class Router › match');
+  });
+
   it('reads the chunk from the right place in a large CRLF file (past the first read block)', async () => {
     const filler = Array.from({ length: 1500 }, (_, i) => `export const value${i} = ${i}; // padding padding padding`).join('\r\n');
     const tail = `export function drainConnectionPool(pool: string[]) {\r\n  // licence-like lead-in\r\n  // more lead-in\r\n  // and more\r\n  return pool.splice(0).length; // drain\r\n}\r\n`;

@@ -23,8 +23,9 @@ function termsIn(text: string, words: QueryWords): Set<string> {
 /**
  * The snippet of a chunk that shows what matched: the window of SNIPPET_LINES non-blank lines of
  * the chunk (`lines`, the first being line `startLine` of its file) whose distinct matched terms
- * weigh the most, starting on a matching line, earliest on ties. Undefined when no line matches or
- * when the chunk's first lines (its stored snippet) already weigh as much as the best window.
+ * weigh the most, starting on a matching line; on ties, the one whose first line weighs most, then
+ * the earliest. Undefined when no line matches or when the chunk's first lines (its stored
+ * snippet) already weigh as much as the best window.
  * Words are found as case-insensitive substrings (`pool` in `connectionPool`), which is what
  * the tokenizer's identifier parts amount to, at the cost of native string search.
  */
@@ -56,12 +57,18 @@ export function focusSnippet(lines: readonly string[], startLine: number, words:
     for (const term of seen) total += weightOf.get(term)!;
     return total;
   };
+  // On a tie, the window whose first line holds more: it starts where the matches are, not on a stray one above them.
+  const lineWeight = (k: number): number => {
+    let total = 0;
+    for (const term of rows[k]!.terms ?? []) total += weightOf.get(term)!;
+    return total;
+  };
   let best = -1;
   let bestWeight = 0;
   for (let k = 0; k < rows.length; k++) {
     if (!rows[k]!.terms) continue;
     const weight = windowWeight(k);
-    if (weight > bestWeight) {
+    if (weight > bestWeight || (weight === bestWeight && best >= 0 && lineWeight(k) > lineWeight(best))) {
       best = k;
       bestWeight = weight;
     }
