@@ -29,8 +29,8 @@ export async function readRepoFile(guard: PathGuard, path: string, limits: ReadL
   if (!checked.ok) return checked;
   const read = readSource(checked.absolute, limits);
   if (read.ok) {
-    const clean = scannedHash !== undefined && contentHashOf(read.text) === scannedHash;
-    const secret = clean ? undefined : await findServedSecret(read.text, checked.path);
+    const hash = contentHashOf(read.text);
+    const secret = hash === scannedHash ? undefined : await findServedSecret(read.text, checked.path, hash);
     if (secret) return { ok: false, blocked: true, reason: `${checked.path} ${describeSecret(secret)}`, hint: SECRET_HINT };
     return { ok: true, path: checked.path, lines: splitLines(read.text) };
   }

@@ -185,10 +185,11 @@ const verdicts = new RecentMap<string, SecretFinding | null>(4096);
  * `findSecret` for a file about to be served: the same answer, kept by the SHA-256 of the text and
  * the path, so a file read again unchanged (an agent fetching chunks of one file in turn, a server
  * answering many clients) is hashed instead of scanned by every rule again. The rules cannot
- * change while a process runs, so a kept verdict is the one a scan would give.
+ * change while a process runs, so a kept verdict is the one a scan would give. `sha256`: the
+ * text's hash in hex, when the caller has it already.
  */
-export async function findServedSecret(text: string, path: string): Promise<SecretFinding | undefined> {
-  const key = `${path}\0${createHash('sha256').update(text).digest('base64')}`;
+export async function findServedSecret(text: string, path: string, sha256 = createHash('sha256').update(text).digest('hex')): Promise<SecretFinding | undefined> {
+  const key = `${path}\0${sha256}`;
   const kept = verdicts.get(key);
   if (kept !== undefined) return kept ?? undefined;
   const found = await findSecret(text, path);
