@@ -56,12 +56,11 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
  * Decodes only the chunk.
  */
 function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): string[] | undefined {
-  // Lines that hashed to a chunk once are that chunk's lines for good: kept by the hash (and the chunking params in it).
-  const key = `${view.meta.chunker.params_key}\0${hit.hash}`;
-  const kept = linesByHash.get(key);
+  // Lines that hashed to a chunk once are that chunk's lines for good: kept by the hash (the chunking params are part of it).
+  const kept = linesByHash.get(hit.hash);
   if (kept) return kept;
   const lines = readLinesFromDisk(ctx, view, hit);
-  if (lines) linesByHash.set(key, lines);
+  if (lines) linesByHash.set(hit.hash, lines);
   return lines;
 }
 
