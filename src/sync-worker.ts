@@ -11,10 +11,10 @@ import { Engine } from './engine/engine.js';
 import { RecentMap } from './core/recent-map.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
-// Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit),
-// embedding runs, or reads to answer (searches, fetches, outlines whose freshness the server has
-// checked) of whichever repository a job names, one job at a time, so the thread talking to
-// clients never does that work. A thread does one kind of job (its lane's). The worker keeps the
+// Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
+// embedding runs, one job at a time, or reads to answer (searches, fetches, outlines whose
+// freshness the server has checked), as many as it is handed, of whichever repository a job names,
+// so the thread talking to clients never does that work. A thread does one kind of job (its lane's). The worker keeps the
 // stores and engines it opened (and so their segments, parse caches and loaded views) for later
 // jobs of the same repository; the server holds the writer lock for syncs, the embedding run
 // takes the vectors lock itself.

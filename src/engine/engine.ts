@@ -799,7 +799,8 @@ export class Engine {
 
   /** Declarations of one file: from the index when unchanged, else parsed now (no index needed). */
   async outline(path: string): Promise<OutlineReport> {
-    if (this.options.answerer) return this.again(async () => (await this.options.answerer!.answer({ op: 'outline', path })).data);
+    // An answer thread loads the current view itself when its own was replaced (`answer`).
+    if (this.options.answerer) return (await this.options.answerer.answer({ op: 'outline', path })).data;
     return this.again(async () => outlineFile(this.context(), await this.usableView(), path));
   }
 

@@ -191,6 +191,12 @@ class Lane {
   }
 }
 
+/** A job handed to an answer thread, waiting for its answer. */
+interface Waiting {
+  resolve(result: SyncJobResult): void;
+  reject(error: Error): void;
+}
+
 /**
  * Answer threads: reads are short and never aborted, so each thread is handed every job at once
  * (the one with the fewest in flight) and works through them on its own event loop. A thread that
@@ -198,7 +204,8 @@ class Lane {
  * clients, which is exactly when there is most to answer.
  */
 class AnswerLane {
-  private readonly threads: { worker: Worker; inFlight: Map<number, { resolve(result: SyncJobResult): void; reject(error: Error): void }> }[] = [];
+  /** Each thread, and the jobs handed to it that have not answered yet, by id. */
+  private readonly threads: { worker: Worker; inFlight: Map<number, Waiting> }[] = [];
   private starting: Promise<void> | undefined;
   private closed = false;
 
@@ -210,15 +217,13 @@ class AnswerLane {
   async run(root: string, store: StoreSpec, job: SyncJob): Promise<SyncJobResult> {
     if (this.threads.length < this.size) await (this.starting ??= this.start().finally(() => (this.starting = undefined)));
     if (this.closed || this.threads.length === 0) throw new RepodexError('INTERNAL', 'the answer threads were stopped');
-    let thread = this.threads[0]!;
-    for (const candidate of this.threads) if (candidate.inFlight.size < thread.inFlight.size) thread = candidate;
+    const thread = this.threads.reduce((least, candidate) => (candidate.inFlight.size < least.inFlight.size ? candidate : least));
     const id = ++nextJobId;
-    const target = thread;
     return new Promise<SyncJobResult>((resolve, reject) => {
-      target.inFlight.set(id, { resolve, reject });
+      thread.inFlight.set(id, { resolve, reject });
       // Busy, a worker keeps the process alive; idle, it must not.
-      if (target.inFlight.size === 1) target.worker.ref();
-      target.worker.postMessage({ type: 'job', id, root, store, job } satisfies WorkerMessage);
+      if (thread.inFlight.size === 1) thread.worker.ref();
+      thread.worker.postMessage({ type: 'job', id, root, store, job } satisfies WorkerMessage);
     });
   }
 
@@ -228,7 +233,7 @@ class AnswerLane {
     while (this.threads.length < this.size && !this.closed) {
       const worker = new WorkerClass(this.script);
       worker.unref();
-      const thread = { worker, inFlight: new Map<number, { resolve(result: SyncJobResult): void; reject(error: Error): void }>() };
+      const thread = { worker, inFlight: new Map<number, Waiting>() };
       this.threads.push(thread);
       worker.on('message', (reply: WorkerReply) => {
         if (!('result' in reply)) return;
