@@ -217,3 +217,19 @@ export function committedRepo(files: Record<string, string>): string {
   git(root, 'commit', '-qm', 'first');
   return root;
 }
+
+/** A TypeScript class with two documented methods: what tests of excerpts, symbols and answers search. */
+export const ROUTER_SOURCE = [
+  'export class Router {',
+  '  private routes = new Map<string, () => string>();',
+  '  /** Register a handler for a path. */',
+  '  add(path: string, handler: () => string): void {',
+  '    this.routes.set(path, handler);',
+  '  }',
+  '  /** Find the handler registered for a path. */',
+  '  match(path: string): (() => string) | undefined {',
+  '    return this.routes.get(path);',
+  '  }',
+  '}',
+  '',
+].join('\n');

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo } from '../../test/helpers.js';
+import { ROUTER_SOURCE, makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
 import { isTestPath } from '../scan/test-paths.js';
 import { DEFAULT_RANKING, PLAIN_BM25, rankingFromEnv } from './ranking.js';
@@ -187,20 +187,7 @@ describe('query-aware snippets', () => {
 
   it('a window inside a class starts where the matches are, on the doc comment of a method, and names that method', async () => {
     const root = makeRepo({
-      'src/router.ts': [
-        'export class Router {',
-        '  private routes = new Map<string, () => string>();',
-        '  /** Register a handler for a path. */',
-        '  add(path: string, handler: () => string): void {',
-        '    this.routes.set(path, handler);',
-        '  }',
-        '  /** Find the handler registered for a path. */',
-        '  match(path: string): (() => string) | undefined {',
-        '    return this.routes.get(path);',
-        '  }',
-        '}',
-        '',
-      ].join('\n'),
+      'src/router.ts': ROUTER_SOURCE,
     });
     const [hit] = (await createEngine({ root }).search({ q: 'find the handler registered' })).results;
     expect(hit!.snippet.split('\n')[0]).toBe('  /** Find the handler registered for a path. */');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/compose.js';
 import { Engine } from '../../src/engine/engine.js';
 import { type WorkerPool, workerPool } from '../../src/engine/worker-runner.js';
-import { PROJECT_ROOT, makeRepo } from '../helpers.js';
+import { PROJECT_ROOT, ROUTER_SOURCE, makeRepo } from '../helpers.js';
 
 // A team server answers searches, fetches and outlines on answer threads once its own thread has
 // checked freshness. The answers must be exactly the ones the engine gives in one thread, follow
@@ -13,20 +13,7 @@ import { PROJECT_ROOT, makeRepo } from '../helpers.js';
 const WORKER = join(PROJECT_ROOT, 'dist', 'sync-worker.js');
 
 const FILES: Record<string, string> = {
-  'src/router.ts': [
-    'export class Router {',
-    '  private routes = new Map<string, () => string>();',
-    '  /** Register a handler for a path. */',
-    '  add(path: string, handler: () => string): void {',
-    '    this.routes.set(path, handler);',
-    '  }',
-    '  /** Find the handler registered for a path. */',
-    '  match(path: string): (() => string) | undefined {',
-    '    return this.routes.get(path);',
-    '  }',
-    '}',
-    '',
-  ].join('\n'),
+  'src/router.ts': ROUTER_SOURCE,
   'src/server.ts': 'import { Router } from "./router";\nexport function serve(router: Router, path: string): string {\n  const handler = router.match(path);\n  return handler ? handler() : "not found";\n}\n',
   'docs/guide.md': '# Guide\n\nThe router matches a path to its handler; serve answers "not found" otherwise.\n',
   '.env': 'SESSION_SECRET=never-served-by-any-thread\n',
