@@ -25,4 +25,23 @@ describe('RecentMap', () => {
     map.set('n', null);
     expect([map.get('f'), map.get('z'), map.get('n'), map.get('missing')]).toEqual([false, 0, null, undefined]);
   });
+
+  it('with a weight, bounds the total weight: the oldest go until the new entry fits, and one heavier than the whole capacity is not kept', () => {
+    const map = new RecentMap<string, number[]>(10, (value) => value.length);
+    map.set('a', [1, 2, 3, 4]);
+    map.set('b', [1, 2, 3]);
+    map.set('c', [1, 2, 3]);
+    expect(map.size).toBe(3); // weight 10
+    map.set('d', [1, 2]); // 12: a goes
+    expect(map.get('a')).toBeUndefined();
+    expect([map.get('b')?.length, map.get('c')?.length, map.get('d')?.length]).toEqual([3, 3, 2]);
+    map.set('b', [1]); // replacing b frees its old weight: 6, nothing goes
+    expect(map.size).toBe(3);
+    map.set('huge', new Array(11).fill(0));
+    expect(map.get('huge')).toBeUndefined();
+    expect(map.size).toBe(3);
+    map.set('e', new Array(9).fill(0)); // 15 → the oldest (c, then d) go: b and e remain, weight 10
+    expect([map.get('c'), map.get('d')]).toEqual([undefined, undefined]);
+    expect([map.get('b')?.length, map.get('e')?.length]).toEqual([1, 9]);
+  });
 });

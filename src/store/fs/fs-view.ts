@@ -1,5 +1,6 @@
 import type { ChunkFallback } from '../../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../../core/errors.js';
+import { RecentMap } from '../../core/recent-map.js';
 import type { Manifest, SegmentRef } from '../../index/manifest.js';
 import type { ChunkRecord, CorpusStats, FileRecord, PostingList } from '../../index/model.js';
 import { decodePostings } from '../../index/postings-builder.js';
@@ -17,6 +18,13 @@ interface DocColumns {
   readonly stats: CorpusStats;
 }
 
+/**
+ * Decoded posting lists a view keeps, by postings held (8 bytes each: 8 MB at most), and the shortest
+ * list worth keeping: a long list costs more to decode than to look up, and the same common terms
+ * come back query after query in a served index.
+ */
+const KEPT_POSTINGS = 1 << 20;
+const KEEP_FROM_DF = 256;
 
 /**
  * A generation of the embedded store: segments stacked in manifest order with their tombstones
@@ -35,6 +43,7 @@ export class FsIndexView implements IndexView {
   private columns: DocColumns | undefined;
   private idIndex: Map<number, number> | undefined;
   private hashes: Uint8Array | undefined;
+  private readonly decoded = new RecentMap<string, PostingList>(KEPT_POSTINGS, (list) => list.docs.buffer.byteLength >>> 2);
 
   constructor(
     readonly meta: IndexMeta,
@@ -231,6 +240,14 @@ export class FsIndexView implements IndexView {
 
   /** Postings of one term across segments, dead docs dropped; docs ascend because segments' bases do. */
   private postingsOf(term: string): PostingList | undefined {
+    const kept = this.decoded.get(term);
+    if (kept) return kept;
+    const list = this.decodePostingsOf(term);
+    if (list && list.df >= KEEP_FROM_DF) this.decoded.set(term, list);
+    return list;
+  }
+
+  private decodePostingsOf(term: string): PostingList | undefined {
     const docLive = this.cols.docLive;
     let docs: Uint32Array | undefined;
     let tfs: Uint32Array | undefined;
