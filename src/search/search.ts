@@ -8,7 +8,7 @@ import { pathRole } from '../scan/file-role.js';
 import { globMatcher } from '../scan/glob.js';
 import { isTestPath } from '../scan/test-paths.js';
 import { DEFAULT_RANKING, type RankingProfile } from './ranking.js';
-import { bm25Idf, bm25TermScore, idfWeight } from './scoring.js';
+import { bm25Idf, bm25Norm, bm25Weight, idfWeight } from './scoring.js';
 import { selectTop } from './select.js';
 import type { QueryWords } from './snippet.js';
 
@@ -192,7 +192,6 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       addFieldBoost(state, lists.name, rank.name);
       const pastSubjects = historyScores(view, lists.history, rank.history);
       applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects, files);
-      roundScores(state);
     }
     const similarity = query.mode === 'hybrid' ? await fuse(state, query, query.semantic!, rank) : undefined;
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK);
@@ -204,12 +203,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
     }
     if (similarity) explained = ranked.map((id, i) => [...(explained[i] ?? []), ...(similarity.has(id) ? [`vector:${similarity.get(id)!.toFixed(2)}`] : [])]);
   } finally {
-    clearFileScratch(state, files);
-    for (let i = 0; i < state.count; i++) {
-      const id = state.touched[i]!;
-      state.scores[id] = 0;
-      state.masks[id] = 0;
-    }
+    clearScratch(state, files);
     releaseScratch(view, scratch);
   }
   const records = await view.chunks(ranked);
@@ -367,25 +361,18 @@ interface QueryState extends Scratch {
   count: number;
 }
 
-/** Visit the chunks of a posting list that pass the filters, marking each as matching `term`. */
-function forEachPosting(state: QueryState, list: PostingList, term: number, visit: (id: number, i: number) => void): void {
+/** Mark every chunk matching a query term and passing the filters (the candidates), without scoring. */
+function collectCandidates(state: QueryState, lists: readonly (PostingList | undefined)[]): void {
   const { allowed, masks, touched } = state;
   const chunkFile = state.view.docFile;
-  const bit = 1 << term;
-  const ids = list.docs;
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]!;
-    if (allowed && allowed[chunkFile[id]!] === 0) continue;
-    if (masks[id] === 0) touched[state.count++] = id;
-    masks[id]! |= bit;
-    visit(id, i);
-  }
-}
-
-/** Mark every chunk matching a query term (the candidates), without scoring. */
-function collectCandidates(state: QueryState, lists: readonly (PostingList | undefined)[]): void {
   lists.forEach((list, t) => {
-    if (list) forEachPosting(state, list, t, () => undefined);
+    if (!list) return;
+    const bit = 1 << t;
+    for (const id of list.docs) {
+      if (allowed && allowed[chunkFile[id]!] === 0) continue;
+      if (masks[id] === 0) touched[state.count++] = id;
+      masks[id]! |= bit;
+    }
   });
 }
 
@@ -409,19 +396,39 @@ function scoreIdf(state: QueryState, lists: readonly (PostingList | undefined)[]
 /** BM25 over chunk text; returns each query term's idf (0 for terms not in the index). */
 function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[]): Float64Array {
   const n = state.view.stats.chunkCount;
-  const lengths = state.view.docTokens;
-  const avg = state.view.stats.avgChunkTokens;
+  const norms = docNorms(state.view);
+  const { allowed, masks, scores, touched } = state;
+  const chunkFile = state.view.docFile;
   const idfs = new Float64Array(lists.length);
   lists.forEach((list, t) => {
     if (!list) return;
     const idf = bm25Idf(n, list.df);
     idfs[t] = idf;
-    const tfs = list.tfs;
-    forEachPosting(state, list, t, (id, i) => {
-      state.scores[id]! += bm25TermScore(idf, tfs[i]!, lengths[id]!, avg);
-    });
+    const bit = 1 << t;
+    const { docs, tfs } = list;
+    for (let i = 0; i < docs.length; i++) {
+      const id = docs[i]!;
+      if (allowed && allowed[chunkFile[id]!] === 0) continue;
+      if (masks[id] === 0) touched[state.count++] = id;
+      masks[id]! |= bit;
+      scores[id]! += bm25Weight(idf, tfs[i]!, norms[id]!);
+    }
   });
   return idfs;
+}
+
+const normCache = new WeakMap<IndexView, Float64Array>();
+
+/** Every chunk's BM25 length norm, once per loaded index. */
+function docNorms(view: IndexView): Float64Array {
+  let norms = normCache.get(view);
+  if (norms) return norms;
+  const lengths = view.docTokens;
+  const avg = view.stats.avgChunkTokens;
+  norms = new Float64Array(view.docCount);
+  for (let id = 0; id < norms.length; id++) norms[id] = bm25Norm(lengths[id]!, avg);
+  normCache.set(view, norms);
+  return norms;
 }
 
 /** A query's posting lists by what they score, each in term order (inflections: in `forms` order); empty when not weighed. */
@@ -473,8 +480,7 @@ function inflections(terms: readonly string[], rank: RankingProfile): Inflection
  */
 function scoreForms(state: QueryState, forms: readonly Inflection[], lists: readonly (PostingList | undefined)[], weight: number): void {
   const n = state.view.stats.chunkCount;
-  const lengths = state.view.docTokens;
-  const avg = state.view.stats.avgChunkTokens;
+  const norms = docNorms(state.view);
   const { allowed, masks, scores, touched } = state;
   const chunkFile = state.view.docFile;
   forms.forEach(({ term }, f) => {
@@ -487,7 +493,7 @@ function scoreForms(state: QueryState, forms: readonly Inflection[], lists: read
       if ((masks[id]! & bit) !== 0 || (allowed && allowed[chunkFile[id]!] === 0)) continue;
       if (masks[id] === 0) touched[state.count++] = id;
       masks[id]! |= bit;
-      scores[id]! += weight * bm25TermScore(idf, list.tfs[i]!, lengths[id]!, avg);
+      scores[id]! += weight * bm25Weight(idf, list.tfs[i]!, norms[id]!);
     }
   });
 }
@@ -518,20 +524,25 @@ interface FileScratch {
   readonly add: Float64Array;
 }
 
-/** Zero the file scratch entries a query set (the files of its candidates). */
-function clearFileScratch(state: QueryState, files: FileScratch): void {
+/** Zero what a query set: its candidates' scores and masks, and their files' scratch entries. */
+function clearScratch(state: QueryState, files: FileScratch): void {
+  const { masks, scores, touched } = state;
   const chunkFile = state.view.docFile;
   for (let i = 0; i < state.count; i++) {
-    const file = chunkFile[state.touched[i]!]!;
+    const id = touched[i]!;
+    const file = chunkFile[id]!;
     files.mask[file] = 0;
     files.add[file] = 0;
+    scores[id] = 0;
+    masks[id] = 0;
   }
 }
 
 /**
  * File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, the
  * file's role, its history field, and whether the query names it. Leaves each candidate file's
- * matched-term mask in `files.mask` (for `explain`); the caller clears it.
+ * matched-term mask in `files.mask` (for `explain`); the caller clears it. Scores leave rounded
+ * (`roundScore`).
  */
 function applyFileSignals(
   state: QueryState,
@@ -552,6 +563,8 @@ function applyFileSignals(
   }
   for (const [file, score] of pastSubjects) if (fileMask[file] !== 0) files.add[file] = score;
   const mentions = rank.mention > 0 && mentioned.size > 0;
+  // The coverage factor of a file matching k of the query's terms, for every k.
+  const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, rank.coord));
   for (let i = 0; i < state.count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
@@ -561,11 +574,11 @@ function applyFileSignals(
       const elsewhere = inFile & ~masks[id]!;
       if (elsewhere !== 0) for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
     }
-    if (rank.coord > 0) score *= Math.pow(popcount(inFile) / state.terms, rank.coord);
+    if (rank.coord > 0) score *= coverage[popcount(inFile)]!;
     score *= weights[roles[file]!]!;
     score += files.add[file]!;
     if (mentions && mentioned.has(file)) score *= 1 + rank.mention;
-    scores[id] = score;
+    scores[id] = roundScore(score);
   }
 }
 
@@ -656,11 +669,8 @@ function holds(list: PostingList | undefined, doc: number): boolean {
  * bm25 scores that are mathematically equal can differ in their last bits (the order terms were
  * added in); rounding far below any meaningful difference lets them tie, and ties go to path.
  */
-function roundScores(state: QueryState): void {
-  for (let i = 0; i < state.count; i++) {
-    const id = state.touched[i]!;
-    state.scores[id] = Math.round(state.scores[id]! * 1e9) / 1e9;
-  }
+function roundScore(score: number): number {
+  return Math.round(score * 1e9) / 1e9;
 }
 
 /** A file name or path as queries write them: `router.ts`, `lib/router/index.js:12:5`, `File "app/models.py"`. */
