@@ -36,7 +36,7 @@ export const EMBEDDING_PROVIDERS = ['off', 'builtin', 'onnx', 'openai'] as const
 export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
 
 const EmbeddingsConfigSchema = z.strictObject({
-  provider: z._default(z.enum(EMBEDDING_PROVIDERS), 'builtin'),
+  provider: z._default(z.enum(EMBEDDING_PROVIDERS), 'off'),
   /** `onnx`: a display name (default: the folder's name); `openai`: the model the endpoint serves. */
   model: z.optional(z.string().check(z.minLength(1))),
   /** `onnx`: a folder holding config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx (relative to the repository root, or absolute). */
@@ -121,7 +121,7 @@ export const ConfigSchema = z.strictObject({
    * `builtin` learns from the repository itself (nothing downloaded); `onnx` runs a local model;
    * `openai` calls an OpenAI-compatible endpoint; `off` keeps the index lexical only.
    */
-  embeddings: z._default(EmbeddingsConfigSchema, { provider: 'builtin' }),
+  embeddings: z._default(EmbeddingsConfigSchema, { provider: 'off' }),
 });
 
 /** The parsed configuration with defaults applied. */

@@ -397,7 +397,7 @@ export class Engine {
    * LOCKED). Creates `.repodex/` on first use. Progress goes to `onEvent`.
    */
   async sync(
-    options: { force?: boolean | undefined; signal?: AbortSignal | undefined; embed?: boolean | undefined; provider?: EmbeddingProvider | undefined } = {},
+    options: { force?: boolean | undefined; signal?: AbortSignal | undefined; embed?: boolean | undefined; provider?: EmbeddingProvider | 'on' | undefined } = {},
     onEvent?: (event: SyncEvent) => void,
   ): Promise<SyncSummary> {
     if (options.provider !== undefined) this.setEmbeddingsProvider(options.provider);
@@ -425,7 +425,7 @@ export class Engine {
   async embed(options: { signal?: AbortSignal | undefined } = {}, onEvent?: (event: SyncEvent) => void): Promise<EmbedSummary> {
     const ctx = this.context();
     const embedder = await this.embedder(ctx);
-    if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off: set embeddings.provider in .repodex/config.json (builtin needs nothing else)');
+    if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off: `repodex sync --embeddings builtin` turns them on (or set embeddings.provider in .repodex/config.json)');
     try {
       const progress = this.tracking(onEvent);
       const summary = await this.runner.embed(ctx, embedder, { signal: options.signal }, progress.onEvent).finally(progress.done);
@@ -442,13 +442,16 @@ export class Engine {
    * `sync --embeddings P`: record the provider in config.json (so searches embed queries with the
    * embedder the vectors came from), keeping every other setting. The lexical index is not rebuilt
    * for it (the sync that follows only records the new config); vectors already made are kept.
+   * `on` keeps the configured embedder, and turns on builtin when embeddings are off.
    */
-  private setEmbeddingsProvider(provider: EmbeddingProvider): void {
+  private setEmbeddingsProvider(asked: EmbeddingProvider | 'on'): void {
     if (!this.context().loaded.exists) this.init();
+    const configured = this.context().loaded.config.embeddings.provider;
+    const provider = asked === 'on' ? (configured === 'off' ? 'builtin' : configured) : asked;
+    if (configured === provider) return;
     const path = this.paths.config;
     const raw = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
     const current = (raw.embeddings ?? {}) as Record<string, unknown>;
-    if ((current.provider ?? 'builtin') === provider) return;
     raw.embeddings = { ...current, provider };
     const text = `${JSON.stringify(raw, null, 2)}\n`;
     // Validate before writing: an openai provider without its url must not leave a config that fails every command.
@@ -518,7 +521,7 @@ export class Engine {
   private async semantic(view: IndexView, q: string, warnings: string[]): Promise<SemanticQuery | undefined> {
     const ctx = this.context();
     if (ctx.loaded.config.embeddings.provider === 'off') {
-      warnings.push('embeddings are off (embeddings.provider in .repodex/config.json): answered with bm25');
+      warnings.push('embeddings are off, so this was answered with bm25: `repodex sync --embeddings builtin` turns them on (vectors learned from this repository, nothing downloaded)');
       return undefined;
     }
     let embedder: Embedder | undefined;

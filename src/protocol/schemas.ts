@@ -58,8 +58,8 @@ export const SyncRequest = z.strictObject({
   op: z.literal('sync'),
   id: requestId,
   force: z.optional(z.boolean()),
-  /** Switch the embedder (written to config.json's embeddings.provider) before syncing. */
-  embeddings: z.optional(z.enum(EMBEDDING_PROVIDERS)),
+  /** Switch the embedder (written to config.json's embeddings.provider) before syncing; `on`: the configured one, or builtin when embeddings are off. */
+  embeddings: z.optional(z.enum([...EMBEDDING_PROVIDERS, 'on'])),
 });
 
 /** `search`: English query text, optional caps and filters. */

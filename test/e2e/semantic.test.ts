@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/compose.js';
@@ -9,7 +9,7 @@ import { writeTinyOnnxModel } from '../../src/vector/providers/tiny-onnx-model.j
 import { TOPICS, makeRepo, runCli, tempDir } from '../helpers.js';
 
 /** A repository of 72 small files (one chunk each), each about one topic: enough chunks for the builtin embedder to learn from. */
-function topicRepo(): string {
+function topicRepo(provider?: 'builtin'): string {
   const files: Record<string, string> = {};
   for (let f = 0; f < 72; f++) {
     const words = TOPICS[f % TOPICS.length]!;
@@ -27,6 +27,8 @@ function topicRepo(): string {
     });
     files[`src/${TOPICS[f % TOPICS.length]![0]}/mod${f}.ts`] = fns.join('\n');
   }
+  // Embeddings are off by default: a repository that wants them says so, as a user would.
+  if (provider) files['.repodex/config.json'] = JSON.stringify({ embeddings: { provider } });
   return makeRepo(files);
 }
 
@@ -84,7 +86,7 @@ describe.skipIf(!AnnGraph.available())('semantic layer: the nearest-neighbour gr
 
 describe('semantic layer: the builtin embedder, for real, through the CLI', () => {
   it('learns from the repository, embeds every chunk once, and serves vector and hybrid searches', () => {
-    const root = topicRepo();
+    const root = topicRepo('builtin');
     const first = runCli(['sync', '--json', '--root', root]).json<SyncJson>();
     const e1 = embedded(first);
     expect(e1.engine).toBe('builtin');
@@ -167,11 +169,34 @@ describe('semantic layer: the builtin embedder, for real, through the CLI', () =
   });
 
   it('answers vector and hybrid with bm25 and says why when there are no vectors', () => {
+    // Embeddings on, but the index was built by a search (which never waits for vectors).
+    const root = topicRepo('builtin');
+    const none = runCli(['search', 'resume an upload', '--mode', 'hybrid', '--json', '--root', root]).json<SearchJson>();
+    expect(none.mode).toBe('bm25');
+    expect(none.warnings.join(' ')).toMatch(/no chunk vectors .* run `repodex sync`/);
+    expect(none.results.length).toBeGreaterThan(0);
+  });
+
+  it('is off by default: a sync makes no vectors, and vector or hybrid searches answer with bm25 and say how to turn embeddings on', () => {
     const root = topicRepo();
-    const off = runCli(['search', 'resume an upload', '--mode', 'hybrid', '--json', '--root', root]).json<SearchJson>();
-    expect(off.mode).toBe('bm25');
-    expect(off.warnings.join(' ')).toMatch(/no chunk vectors .* run `repodex sync`/);
-    expect(off.results.length).toBeGreaterThan(0);
+    const summary = runCli(['sync', '--json', '--root', root]).json<SyncJson>();
+    expect(summary.embeddings).toBeUndefined();
+    expect(existsSync(join(root, '.repodex/vectors'))).toBe(false);
+    expect(runCli(['status', '--json', '--root', root]).json<{ semantic: { state: string } }>().semantic.state).toBe('off');
+    for (const mode of ['vector', 'hybrid']) {
+      const off = runCli(['search', 'resume an upload', '--mode', mode, '--json', '--root', root]).json<SearchJson>();
+      expect(off.mode).toBe('bm25');
+      expect(off.warnings.join(' ')).toMatch(/embeddings are off.*`repodex sync --embeddings builtin`/);
+      expect(off.results.length).toBeGreaterThan(0);
+    }
+    // `index build` (the semantic-search plan's name for it) builds the vectors: it turns the builtin embedder on.
+    const built = embedded(runCli(['index', 'build', '--json', '--root', root]).json<SyncJson>());
+    expect(built).toMatchObject({ engine: 'builtin', vectors: summary.chunks_total });
+    expect(JSON.parse(readFileSync(join(root, '.repodex/config.json'), 'utf8'))).toMatchObject({ embeddings: { provider: 'builtin' } });
+    expect(runCli(['index', 'query', 'resume an upload', '--json', '--root', root]).json<SearchJson>()).toMatchObject({ mode: 'hybrid', warnings: [] });
+    // and `--embeddings off` turns them off again.
+    expect(runCli(['sync', '--embeddings', 'off', '--json', '--root', root]).json<SyncJson>().embeddings).toBeUndefined();
+    expect(runCli(['search', 'resume an upload', '--mode', 'vector', '--json', '--root', root]).json<SearchJson>().mode).toBe('bm25');
   });
 });
 

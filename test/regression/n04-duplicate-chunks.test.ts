@@ -12,7 +12,7 @@ interface Verify {
 describe('N4: identical chunks are legal', () => {
   it('N4: a fresh index whose chunks repeat verifies clean, and `repodex sync` repairs a vector log that really lost records', () => {
     const root = topicRepo(5);
-    const sync = runCli(['sync', '--json', '--root', root]);
+    const sync = runCli(['sync', '--embeddings', 'builtin', '--json', '--root', root]);
     expect(sync.code, sync.stderr).toBe(0);
     const embedded = sync.json<{ chunks_total: number; embeddings: { vectors: number; chunks: number } }>().embeddings;
     expect(embedded.vectors).toBe(embedded.chunks);

@@ -13,7 +13,7 @@ interface Search {
 describe('N5: the learned embedding table', () => {
   it('N5: a damaged table is found by verify and status, never used by vector or hybrid search, and learned again by sync', () => {
     const root = topicRepo();
-    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    expect(runCli(['sync', '--embeddings', 'builtin', '--root', root]).code).toBe(0);
     const search = (mode: string): Search => runCli(['search', 'continue a partial transfer', '--mode', mode, '--top-k', '3', '--json', '--root', root]).json<Search>();
     const before = search('vector');
     expect(before).toMatchObject({ mode: 'vector', warnings: [] });

@@ -20,7 +20,7 @@ function status(root: string): Status {
 describe('N9: status reports what verify finds', () => {
   it('N9: a damaged parse cache, vector manifest or segment section is damage in the status answer', () => {
     const root = topicRepo();
-    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    expect(runCli(['sync', '--embeddings', 'builtin', '--root', root]).code).toBe(0);
     const dataDir = join(root, '.repodex');
     const save = (name: string): (() => void) => {
       const bytes = readFileSync(join(dataDir, name));

@@ -4,7 +4,7 @@ import { makeRepo, runCli } from '../helpers.js';
 describe('N15: a repository too small to learn the builtin table says so, and no longer recommends a sync', () => {
   it('N15: the sync summary, status and vector/hybrid searches name the reason and how many chunks are needed', () => {
     const root = makeRepo({ '.git/HEAD': 'ref: refs/heads/main\n', 'a.ts': 'export function zebra() {\n  return 1;\n}\n', 'b.md': '# zebra notes\n' });
-    const sync = runCli(['sync', '--root', root]);
+    const sync = runCli(['sync', '--embeddings', 'builtin', '--root', root]);
     expect(sync.code).toBe(0);
     expect(sync.stdout).toMatch(/vectors: none, too few chunks for the builtin embedder to learn from: it needs at least 50, this index has 2/);
     const summary = runCli(['sync', '--force', '--root', root, '--json']).json<{ embeddings: { vectors: number; reason?: string } }>();

@@ -82,19 +82,22 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   sync: {
     summary: 'bring the index up to date (only changed files are read)',
-    usage: 'repodex sync [--force] [--embeddings builtin|onnx|openai|off]',
+    usage: 'repodex sync [--force] [--embeddings builtin|onnx|openai|off|on]',
     details: [
       'Incremental: new and changed files (by size, mtime, ctime, inode) are read once each, removed ones dropped, and',
       'the result written as a small delta; with nothing changed nothing is written. A file whose content',
       'was parsed before is not parsed again. Chunk ids of unchanged chunks stay valid.',
       'Waits up to 2 s for a sync another process is running, then says so (exit 1).',
       'Shows a progress bar on a terminal and a summary line after; Ctrl-C stops it without writing.',
-      'Then embeds the chunks that have no vector yet (config embeddings.provider, builtin by default: learned',
-      'from this repository, nothing downloaded). Vectors are keyed by chunk content: an unchanged chunk is',
-      'never embedded again, not after --force or a branch switch. An embedder that fails never fails the sync.',
+      'With embeddings on (config embeddings.provider; off by default, since on the measured tasks they did not',
+      'rank better than bm25), then embeds the chunks that have no vector yet, for --mode vector|hybrid.',
+      'Vectors are keyed by chunk content: an unchanged chunk is never embedded again, not after --force or a',
+      'branch switch. An embedder that fails never fails the sync.',
       '  --force              rebuild the whole index (still reusing earlier parses and vectors)',
-      '  --embeddings P       use embedder P from now on (written to config.json): builtin, onnx (needs',
-      '                       embeddings.model_path), openai (needs embeddings.url, model, dim) or off',
+      '  --embeddings P       use embedder P from now on (written to config.json): builtin (learned from',
+      '                       this repository, nothing downloaded), onnx (needs embeddings.model_path),',
+      '                       openai (needs embeddings.url, model, dim), off, or on (the configured',
+      '                       embedder, builtin when embeddings are off)',
     ].join('\n'),
     options: { ...REMOTE_OPTIONS, force: { type: 'boolean' }, embeddings: { type: 'string' } },
   },
@@ -275,7 +278,8 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'other names: index build|query|status|clean|verify (= sync, search --mode hybrid, status, clean, verify)',
     usage: 'repodex index build [--force] [--embeddings P] | query "TEXT" [-k N] | status | clean | verify',
     details: [
-      '  index build    = repodex sync (lexical index, then vectors)',
+      '  index build    = repodex sync --embeddings on (lexical index, then vectors; turns the builtin embedder',
+      '                   on when embeddings are off)',
       '  index query    = repodex search --mode hybrid (-k N is --top-k N; --show-snippets is accepted: snippets are always shown)',
       '  index status   = repodex status',
       '  index clean    = repodex clean',
@@ -666,6 +670,8 @@ function indexAlias(args: readonly string[]): string[] {
     return [arg];
   });
   if (target === 'search' && !out.some((arg) => arg === '--mode' || arg.startsWith('--mode='))) out.push('--mode', 'hybrid');
+  // Building the semantic index makes vectors: with embeddings off, it turns the builtin embedder on.
+  if (target === 'sync' && !out.some((arg) => arg === '--embeddings' || arg.startsWith('--embeddings='))) out.push('--embeddings', 'on');
   return [target, ...out];
 }
 
