@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
@@ -35,9 +35,14 @@ describe('history field', () => {
     git(root, 'commit', '-qm', 'Start');
     const engine = createEngine({ root });
     await engine.sync();
+    const kept = join(root, '.repodex/history.json');
+    const keptStat = statSync(kept, { bigint: true });
     writeFileSync(join(root, 'src/b.ts'), 'export const b = 2;\n// slower\n');
     await engine.sync();
     expect((await engine.search({ q: 'throttling' })).results).toEqual([]);
+    // No new commit: the kept history is the same, and a sync does not write it again.
+    const sameStat = statSync(kept, { bigint: true });
+    expect([sameStat.ino, sameStat.mtimeNs]).toEqual([keptStat.ino, keptStat.mtimeNs]);
     git(root, 'commit', '-qam', 'Throttling for b');
     const after = await engine.sync();
     expect(after.files_scanned).toBe(1);

@@ -36,12 +36,18 @@ export function historyTerms(subjects: readonly string[] | undefined): string[] 
  * `maxCommits` commits. Merge commits are left out (their subjects describe branches, not
  * changes). `changed` lists the paths whose subjects differ from the kept copy's (what an
  * incremental sync adds again). `unkept`: there was no sound kept copy (none, damaged, an older
- * version's), so the caller keeps this one even when no file needs adding again. Undefined when git
- * cannot say (not installed, a shallow or broken repository).
+ * version's), so the caller keeps this one even when no file needs adding again. `asKept`: this is
+ * the kept copy itself, so there is nothing new to keep. Undefined when git cannot say (not
+ * installed, a shallow or broken repository).
  */
-export async function loadHistory(root: string, control: ControlPlane, head: string, maxCommits: number): Promise<{ history: History; changed: string[]; unkept: boolean } | undefined> {
+export async function loadHistory(
+  root: string,
+  control: ControlPlane,
+  head: string,
+  maxCommits: number,
+): Promise<{ history: History; changed: string[]; unkept: boolean; asKept: boolean } | undefined> {
   const kept = await readKept(control);
-  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [], unkept: false };
+  if (kept && kept.head === head && kept.maxCommits === maxCommits) return { history: kept, changed: [], unkept: false, asKept: true };
   let history: History;
   try {
     if (kept && kept.maxCommits === maxCommits && (await isAncestor(root, kept.head, head))) {
@@ -53,7 +59,7 @@ export async function loadHistory(root: string, control: ControlPlane, head: str
   } catch {
     return undefined;
   }
-  return { history, changed: historyChanged(kept, history), unkept: kept === undefined };
+  return { history, changed: historyChanged(kept, history), unkept: kept === undefined, asKept: false };
 }
 
 /** Keep a history beside the index (after the generation built from it is committed), checksummed. */

@@ -282,7 +282,8 @@ export async function* runSync(
       duration_ms: durationMs,
     });
     committed = true;
-    if (history) await keepHistory(store.control, history);
+    // A history read from git this time is kept for the next sync; the kept copy itself needs no rewrite.
+    if (loaded && !loaded.asKept) await keepHistory(store.control, loaded.history);
     await cache.flush(() => liveCacheKeys(store, rules.key));
     const meta = result.meta;
     const added = base ? files.filter((file) => base.findFile(file.path) < 0).length : files.length;
