@@ -478,7 +478,7 @@ function cycle(items, count) {
 export async function measureRepodex({ bin, corpus, queries, oneShotQueries, runs, log }) {
   const errors = [];
   const warnings = [];
-  const result = { bin, errors, warnings, sync: null, status: null, index: null, serve: null, oneshot: null };
+  const result = { bin, errors, warnings, sync: null, first_search: null, status: null, index: null, serve: null, oneshot: null };
 
   // Every timed sync starts from nothing (`clean` first): no index, and no parse cache where the
   // build has one, so builds with and without a cache do the same work.
@@ -522,6 +522,20 @@ export async function measureRepodex({ bin, corpus, queries, oneShotQueries, run
     files_scanned: warm.json.files_scanned ?? null,
     chunks: warm.json.chunks_total ?? null,
   };
+
+  // What a new user's first command costs: a search on a repository never indexed (it indexes first).
+  log(`first search from nothing (clean, then search): ${runs.sync} timed`);
+  const firstWall = [];
+  for (let i = 0; i < runs.sync && oneShotQueries.length > 0; i++) {
+    const clean = await runRepodex(bin, corpus, ['clean', '--json']);
+    const run = clean.problem ? clean : await runRepodex(bin, corpus, ['search', oneShotQueries[i % oneShotQueries.length], '--json']);
+    if (run.problem) {
+      errors.push(run.problem);
+      break;
+    }
+    firstWall.push(run.ms);
+  }
+  result.first_search = firstWall.length > 0 ? { wall_ms: summarize(firstWall) } : null;
 
   log(`status: 1 warm-up + ${runs.status} timed`);
   const statusWall = [];
@@ -636,6 +650,20 @@ export async function measureRg({ corpus, selection, queries, runs, log }) {
   return { version, files: files.stdout.split('\n').filter(Boolean).length, wall_ms: summarize(wall) };
 }
 
+/** `git status` in the corpus (what a no-change `status` is compared with): 1 warm-up + `runs` timed. */
+export async function measureGitStatus({ corpus, runs, log }) {
+  const gitBin = findTool('git');
+  if (!gitBin || !existsSync(join(corpus, '.git'))) return { skipped: 'not a git work tree (or no git): git status baseline skipped' };
+  log(`git status: 1 warm-up + ${runs} timed`);
+  const wall = [];
+  for (let i = 0; i <= runs; i++) {
+    const run = await runProcess(gitBin, ['-C', corpus, 'status', '--porcelain']);
+    if (run.code !== 0) return { skipped: `git status failed (exit ${run.code}): ${tail(run.stderr)}` };
+    if (i > 0) wall.push(run.ms);
+  }
+  return { wall_ms: summarize(wall) };
+}
+
 function escapeRegExp(text) {
   return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 }
@@ -711,9 +739,10 @@ function indexRatio(block) {
  * The rows of the results table: one per number, with its target (pass/miss) and the same
  * number from rg, codesearch and the baseline build where one exists. Ratios are repodex ÷ other.
  */
-export function buildRows({ current, baseline, rg, codesearch }) {
+export function buildRows({ current, baseline, rg, codesearch, gitStatus }) {
   const cs = codesearch && !codesearch.skipped ? codesearch : null;
   const rgOk = rg && !rg.skipped ? rg : null;
+  const gitOk = gitStatus && !gitStatus.skipped ? gitStatus : null;
   const csRatio = cs && cs.input_bytes ? cs.index_bytes / cs.input_bytes : null;
   const rows = [
     { metric: 'full sync from nothing (`clean`, `sync --force`), median', unit: 'ms', path: 'sync.wall_ms.median', cs: cs?.index_ms?.median },
@@ -721,7 +750,8 @@ export function buildRows({ current, baseline, rg, codesearch }) {
     { metric: 'full sync without embedding (wall − embedding), median', unit: 'ms', path: 'sync.lexical_wall_ms.median', target: TARGETS.sync_ms, cs: cs?.index_ms?.median },
     { metric: 'full sync, as reported (duration_ms), median', unit: 'ms', path: 'sync.reported_ms.median' },
     { metric: 'sync peak RSS', unit: 'bytes', path: 'sync.peak_rss_bytes', cs: cs?.index_peak_rss_bytes },
-    { metric: 'no-change `status`, median', unit: 'ms', path: 'status.wall_ms.median', target: TARGETS.status_ms },
+    { metric: 'first `search` from nothing (indexes first), median', unit: 'ms', path: 'first_search.wall_ms.median', cs: cs?.index_ms?.median },
+    { metric: 'no-change `status`, median', unit: 'ms', path: 'status.wall_ms.median', target: TARGETS.status_ms, git: gitOk?.wall_ms?.median },
     { metric: 'no-change `status`, p90', unit: 'ms', path: 'status.wall_ms.p90' },
     { metric: 'serve search, first (loads the index)', unit: 'ms', path: 'serve.first_ms' },
     { metric: 'serve search p50', unit: 'ms', path: 'serve.rtt_ms.median', target: TARGETS.serve_p50_ms },
@@ -745,6 +775,8 @@ export function renderResults(rows, baselineLabel) {
     { header: 'repodex', align: 'r', cell: (row) => formatValue(row.value, row.unit) },
     { header: 'target', align: 'l', cell: (row) => row.target?.text ?? '' },
     { header: 'ok', align: 'l', cell: (row) => (row.target ? (row.value === null ? '?' : row.value <= row.target.max ? 'pass' : 'MISS') : '') },
+    { header: 'git status', align: 'r', when: (row) => row.git !== undefined, cell: (row) => (row.git === undefined ? '' : formatValue(row.git, row.unit)) },
+    { header: '÷ git', align: 'r', when: (row) => row.git !== undefined, cell: (row) => formatRatio(row.value, row.git) },
     { header: 'rg', align: 'r', when: (row) => row.rg !== undefined, cell: (row) => (row.rg === undefined ? '' : formatValue(row.rg, row.unit)) },
     { header: '÷ rg', align: 'r', when: (row) => row.rg !== undefined, cell: (row) => formatRatio(row.value, row.rg) },
     { header: 'cindex/csearch', align: 'r', when: (row) => row.cs !== undefined && row.cs !== null, cell: (row) => (row.cs === undefined ? '' : formatValue(row.cs, row.unit)) },

@@ -18,6 +18,7 @@ import {
   listCorpusFiles,
   machineInfo,
   measureCodesearch,
+  measureGitStatus,
   measureRepodex,
   measureRg,
   renderResults,
@@ -89,6 +90,7 @@ async function main() {
 
   const rg = await measureRg({ corpus, selection, queries: oneShot, runs: runs.oneshot, log });
   const codesearch = await measureCodesearch({ corpus, files, queries: oneShot, runs: runs.oneshot, indexRuns: runs.sync, log });
+  const gitStatus = await measureGitStatus({ corpus, runs: runs.status, log });
 
   // The baseline build goes first, so a corpus with its own config is left indexed by the current build.
   const ref = values['baseline-ref'];
@@ -129,7 +131,7 @@ async function main() {
   freshIndexFolder();
 
   const baselineLabel = baselineInfo && baseline ? `${ref} (${baselineInfo.sha.slice(0, 7)})` : null;
-  const rows = buildRows({ current, baseline, rg, codesearch });
+  const rows = buildRows({ current, baseline, rg, codesearch, gitStatus });
   const lines = [
     '# repodex benchmark',
     '',
@@ -167,7 +169,7 @@ async function main() {
       codesearch,
       current,
       baseline_results: baseline,
-      rows: rows.map(({ metric, unit, value, target, rg: rgValue, cs, base }) => ({ metric, unit, value, target: target?.max ?? null, rg: rgValue ?? null, cs: cs ?? null, baseline: base ?? null })),
+      rows: rows.map(({ metric, unit, value, target, rg: rgValue, cs, git: gitValue, base }) => ({ metric, unit, value, target: target?.max ?? null, git: gitValue ?? null, rg: rgValue ?? null, cs: cs ?? null, baseline: base ?? null })),
       notes,
     };
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
