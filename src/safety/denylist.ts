@@ -51,6 +51,12 @@ export function holdsBackslash(path: string): boolean {
   return path.includes('\\');
 }
 
+/** One case-insensitive expression that matches what any of the globs matches (each is anchored on its own). */
+function anyOf(globs: readonly string[]): { test(text: string): boolean } {
+  if (globs.length === 0) return { test: () => false };
+  return new RegExp(globs.map((glob) => picomatch.makeRe(glob, { dot: true, nocase: true }).source).join('|'), 'i');
+}
+
 /** Decides whether a repository-relative path is a secret that must never be indexed or served. */
 export class Denylist {
   readonly patterns: readonly string[];
@@ -70,11 +76,10 @@ export class Denylist {
    */
   private get matcher(): (path: string) => boolean {
     if (!this.compiled) {
-      const names = this.patterns.filter((pattern) => !pattern.includes('/'));
-      const paths = this.patterns.filter((pattern) => pattern.includes('/'));
-      const byName = picomatch(names, { dot: true, basename: true, nocase: true });
-      const byPath = paths.length > 0 ? picomatch(paths, { dot: true, nocase: true }) : () => false;
-      this.compiled = (path) => byName(path) || byPath(path);
+      // One expression per kind, not one per pattern: a walk asks for every file and folder.
+      const byName = anyOf(this.patterns.filter((pattern) => !pattern.includes('/')));
+      const byPath = anyOf(this.patterns.filter((pattern) => pattern.includes('/')));
+      this.compiled = (path) => byName.test(path.slice(path.lastIndexOf('/') + 1)) || byPath.test(path);
     }
     return this.compiled;
   }
