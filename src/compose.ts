@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from './core/config.js';
 import { discoverRoot, repoPaths } from './core/paths.js';
 import { RepodexError } from './core/errors.js';
@@ -82,6 +84,37 @@ export interface ComposeOptions {
   readonly autoIndex?: boolean | undefined;
   /** The worker threads a server's syncs, embedding runs and (if it has answer threads) reads use (default: a pool of its own, stopped by `close`). */
   readonly pool?: WorkerPool;
+  /**
+   * A first search on a large repository answers from a partial index after about a second, and a
+   * detached `repodex sync` indexes the rest (one-shot CLI commands, embedded store; see
+   * firstAnswerMs).
+   */
+  readonly firstAnswer?: boolean;
+}
+
+/** A first answer waits for the index only on repositories with at least this many bytes of files to index: smaller ones index in about as long. */
+const FIRST_ANSWER_MIN_BYTES = 4_000_000;
+const FIRST_ANSWER_MS = 600;
+
+/**
+ * How long a first search may spend indexing files (after it has found them) before it answers
+ * from what it has (`REPODEX_FIRST_ANSWER_MS`, default 600; 0 waits for the whole index, as a
+ * server's first search does).
+ */
+export function firstAnswerMs(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.REPODEX_FIRST_ANSWER_MS;
+  if (text === undefined || text === '') return FIRST_ANSWER_MS;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 0) throw new RepodexError('BAD_REQUEST', `REPODEX_FIRST_ANSWER_MS must be a whole number of milliseconds (0 turns first answers from a partial index off), got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** Index the rest of a partial index in a process of its own, which outlives this one (its lock keeps other syncs out). */
+function syncInBackground(root: string): void {
+  const cli = fileURLToPath(new URL('../bin/repodex.js', import.meta.url));
+  const child = spawn(process.execPath, [cli, 'sync', '--root', root], { detached: true, stdio: 'ignore' });
+  child.on('error', () => undefined);
+  child.unref();
 }
 
 /** Whether automatic indexing is allowed in this environment (`REPODEX_INDEXING=0` turns it off). */
@@ -186,7 +219,15 @@ export function createStore(root: string, env: NodeJS.ProcessEnv = process.env, 
 /** The only place that picks concrete backends: an engine for one-shot commands (syncs in this thread, stat-based freshness). */
 export function createEngine(options: ComposeOptions = {}): Engine {
   const root = discoverRoot(options.cwd ?? process.cwd(), options.root, options.requireRepository ?? false);
-  return new Engine(root, createStore(root, process.env, options.store), { autoIndex: options.autoIndex ?? autoIndexEnabled(), ranking: options.ranking ?? rankingFromEnv(), limits: options.limits, embedders: createEmbedder });
+  const spec = storeSpecFor(root, { flag: options.store, env: process.env });
+  const budgetMs = options.firstAnswer && spec.kind === 'fs' ? firstAnswerMs() : 0;
+  return new Engine(root, openStore(root, spec), {
+    autoIndex: options.autoIndex ?? autoIndexEnabled(),
+    ranking: options.ranking ?? rankingFromEnv(),
+    limits: options.limits,
+    embedders: createEmbedder,
+    ...(budgetMs > 0 ? { firstAnswer: { budgetMs, minBytes: FIRST_ANSWER_MIN_BYTES, continueInBackground: () => syncInBackground(root) } } : {}),
+  });
 }
 
 /** A long-running server's engine: syncs in a worker thread, freshness from a file watcher (falling back to stats). */

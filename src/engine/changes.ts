@@ -278,7 +278,15 @@ export function usesGit(mode: 'auto' | 'stat' | 'git', catalogSize: number, inde
  * answer, else stats of the catalog (with listings of changed folders), else — when an ignore file
  * changed — a full walk. Also returns what git saw dirty, to record for the next sync.
  */
-export function detectChanges(scope: RepoScope, catalog: Catalog, mode: 'auto' | 'stat' | 'git', indexedCommit: string | null | undefined): { changes: Changes; dirtyNow: string[] | null } {
+export function detectChanges(
+  scope: RepoScope,
+  catalog: Catalog,
+  mode: 'auto' | 'stat' | 'git',
+  indexedCommit: string | null | undefined,
+  /** The catalog is a first answer's partial index: only a walk finds the files it has not read yet. */
+  partial = false,
+): { changes: Changes; dirtyNow: string[] | null } {
+  if (partial) return { changes: walkChanges(scope, catalog), dirtyNow: null };
   if (usesGit(mode, catalog.count, indexedCommit)) {
     const viaGit = gitChanges(scope, catalog, indexedCommit!);
     if (viaGit) return viaGit;

@@ -33,7 +33,8 @@ import { type PresentedHit, presentHits } from './present.js';
 import { type OutlineReport, outlineFile } from './outline.js';
 import { type ChangeProbe, statProbe } from './probe.js';
 import { type Freshness, type SemanticStatus, type StatusReport, computeStatus, ruleStaleness } from './status.js';
-import type { SyncEvent, SyncSummary } from './sync.js';
+import type { FirstAnswer, SyncEvent, SyncSummary } from './sync.js';
+import { queryTerms } from '../text/tokenizer.js';
 import { type EmbedderFactory, type SyncRunner, inProcessRunner } from './sync-runner.js';
 import { type VerifyReport, verifyIndex } from './verify.js';
 
@@ -157,6 +158,12 @@ export interface EngineOptions {
    * freshness and talks to clients is not the one busy scoring.
    */
   readonly answerer?: Answerer;
+  /**
+   * A first search on a repository of at least `minBytes` of files answers after about
+   * `budgetMs` from the files holding its words, marked partial (see FirstAnswer), and
+   * `continueInBackground` is called to index the rest (one-shot commands: a detached sync).
+   */
+  readonly firstAnswer?: { readonly budgetMs: number; readonly minBytes: number; readonly continueInBackground: () => void };
 }
 
 /** Bundle options after validation. */
@@ -397,7 +404,13 @@ export class Engine {
    * LOCKED). Creates `.repodex/` on first use. Progress goes to `onEvent`.
    */
   async sync(
-    options: { force?: boolean | undefined; signal?: AbortSignal | undefined; embed?: boolean | undefined; provider?: EmbeddingProvider | 'on' | undefined } = {},
+    options: {
+      force?: boolean | undefined;
+      signal?: AbortSignal | undefined;
+      embed?: boolean | undefined;
+      provider?: EmbeddingProvider | 'on' | undefined;
+      firstAnswer?: FirstAnswer | undefined;
+    } = {},
     onEvent?: (event: SyncEvent) => void,
   ): Promise<SyncSummary> {
     if (options.provider !== undefined) this.setEmbeddingsProvider(options.provider);
@@ -573,7 +586,7 @@ export class Engine {
     }
   }
 
-  private async syncNow(options: { force?: boolean | undefined; signal?: AbortSignal | undefined }, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
+  private async syncNow(options: { force?: boolean | undefined; signal?: AbortSignal | undefined; firstAnswer?: FirstAnswer | undefined }, onEvent?: (event: SyncEvent) => void): Promise<SyncSummary> {
     let ctx = this.context();
     if (!ctx.loaded.exists) {
       this.init();
@@ -587,7 +600,7 @@ export class Engine {
       const mark = this.probe.syncStarting();
       const progress = this.tracking(onEvent);
       progress.onEvent({ type: 'scan', files: 0 });
-      const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal }, progress.onEvent).finally(progress.done);
+      const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal, firstAnswer: options.firstAnswer }, progress.onEvent).finally(progress.done);
       // The runner may have committed on a store object of its own (a worker thread's).
       this.store.forgetStamp();
       this.cached = undefined;
@@ -644,13 +657,24 @@ export class Engine {
    * else (automatic indexing off, or another process syncing) answer from what is there and say
    * so in `warnings`. An index built with other rules is rebuilt or refused, never served.
    */
-  private async fresh(onEvent?: (event: SyncEvent) => void): Promise<FreshView> {
+  private async fresh(onEvent?: (event: SyncEvent) => void, query?: string): Promise<FreshView> {
+    const answered = await this.freshOnce(onEvent, query);
+    const partial = answered.view.meta.partial;
+    if (!partial) return answered;
+    if (answered.synced?.partial) this.options.firstAnswer?.continueInBackground();
+    const warning = `partial index: ${partial.files} of ${partial.of} files indexed so far (for a first search, the files holding its words first); the rest is being indexed, and \`repodex status\` says when it is done`;
+    return { ...answered, warnings: [warning, ...answered.warnings] };
+  }
+
+  private async freshOnce(onEvent?: (event: SyncEvent) => void, query?: string): Promise<FreshView> {
     const ctx = this.context();
     const auto = this.autoIndex(ctx);
     let view = await this.usableView();
     if (!view) {
       if (!auto) await this.view(); // throws why there is no usable index (missing, damaged, other format)
-      const synced = await this.syncUnlessRunning(onEvent);
+      const first = this.options.firstAnswer;
+      const words = query === undefined ? [] : queryTerms(query);
+      const synced = await this.syncUnlessRunning(onEvent, first && words.length > 0 ? { budgetMs: first.budgetMs, minBytes: first.minBytes, words } : undefined);
       view = await this.view();
       return { view, synced, warnings: synced ? [] : ['a sync is running in another process: results come from the index it is replacing'], freshness: this.freshness(view, false) };
     }
@@ -674,11 +698,11 @@ export class Engine {
   }
 
   /** Sync now, or undefined when another process is already syncing (readers never wait for it). */
-  private async syncUnlessRunning(onEvent?: (event: SyncEvent) => void): Promise<SyncSummary | undefined> {
+  private async syncUnlessRunning(onEvent?: (event: SyncEvent) => void, firstAnswer?: FirstAnswer): Promise<SyncSummary | undefined> {
     if (await this.store.syncRunning()) return undefined;
     try {
       // A read never waits for embedding: servers embed in the background, one-shot reads not at all.
-      return await this.sync({ embed: this.options.embedInBackground === true }, onEvent);
+      return await this.sync({ embed: this.options.embedInBackground === true, firstAnswer }, onEvent);
     } catch (error) {
       if (isRepodexError(error) && error.code === 'LOCKED') return undefined;
       throw error;
@@ -686,7 +710,9 @@ export class Engine {
   }
 
   private freshness(view: IndexView, dirty: boolean): Freshness {
-    return { generation: view.meta.generation, indexed_commit: view.meta.git?.commit ?? null, dirty };
+    const { partial } = view.meta;
+    // A partial index never matches the tree: the files it has not read yet are missing from it.
+    return { generation: view.meta.generation, indexed_commit: view.meta.git?.commit ?? null, dirty: dirty || partial !== undefined, ...(partial ? { partial } : {}) };
   }
 
   async search(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
@@ -694,7 +720,7 @@ export class Engine {
   }
 
   private async searchOnce(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
-    const { view, synced, warnings, freshness, treeMatches } = await this.fresh(onEvent);
+    const { view, synced, warnings, freshness, treeMatches } = await this.fresh(onEvent, options.q);
     const asked = options.mode ?? 'bm25';
     const semantic = asked === 'vector' || asked === 'hybrid' ? await this.semantic(view, options.q, warnings) : undefined;
     const mode: SearchMode = semantic ? asked : asked === 'vector' || asked === 'hybrid' ? 'bm25' : asked;

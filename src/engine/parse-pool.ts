@@ -5,7 +5,7 @@ import { bundledScript } from '../core/bundled.js';
 import { RepodexError } from '../core/errors.js';
 import { grammarsOf } from '../lang/index.js';
 import type { Language } from '../scan/language.js';
-import type { ParseRequest, ParseResponse } from './parse-worker.js';
+import type { ParseRequest, ParseResponse, WarmRequest } from './parse-worker.js';
 import { type ParseOutcome, parseText } from './prepare-file.js';
 
 /** Texts per message: enough to amortize messaging, few enough to balance the load. */
@@ -17,6 +17,11 @@ export const MIN_FILES_FOR_WORKERS = 96;
 export interface Parser {
   /** Check `text` (the file at repository path `path`) for credentials, then chunk it. */
   parse(text: string, language: Language, path: string): Promise<ParseOutcome>;
+  /**
+   * For a parser made before the files were known (`createParser` without languages): the
+   * languages of the files to come (one entry per file). Their common grammars are loaded now.
+   */
+  expect(languages: readonly Language[]): void;
   close(): Promise<void>;
 }
 
@@ -48,20 +53,21 @@ const WORKER_YOUNG_GENERATION_MB = 4;
 
 /**
  * A parser for a sync expected to parse files of `languages` (one entry per file), leaving
- * `reservedCores` to other work.
+ * `reservedCores` to other work. Without `languages` (a first answer, before the walk), its
+ * threads start at once on the chance that there is much to parse; `expect` then says what.
  */
-export async function createParser(params: ChunkParams, languages: readonly Language[], reservedCores = 0): Promise<Parser> {
+export async function createParser(params: ChunkParams, languages: readonly Language[] | undefined, reservedCores = 0): Promise<Parser> {
   const script = bundledScript('parse-worker.js');
   const workers = workerCount(reservedCores);
-  if (!script || languages.length < MIN_FILES_FOR_WORKERS || workers === 0) {
-    return { parse: (text, language, path) => parseText(text, language, params, path), close: async () => undefined };
+  if (!script || (languages !== undefined && languages.length < MIN_FILES_FOR_WORKERS) || workers === 0) {
+    return { parse: (text, language, path) => parseText(text, language, params, path), expect: () => undefined, close: async () => undefined };
   }
-  const perGrammar = new Map<string, number>();
-  for (const language of languages) for (const grammar of grammarsOf(language)) perGrammar.set(grammar, (perGrammar.get(grammar) ?? 0) + 1);
-  const shared = new Set([...perGrammar].filter(([, count]) => count >= SHARED_GRAMMAR_SHARE * languages.length).map(([grammar]) => grammar));
   // Loaded here, not at startup: only a sync with enough to parse needs threads.
   const { Worker } = await import('node:worker_threads');
-  return new PoolParser(Worker, script, workers, params, shared);
+  const pool = new PoolParser(Worker, script, workers, params);
+  if (languages) pool.share(languages);
+  else pool.startNow();
+  return pool;
 }
 
 interface Task {
@@ -94,9 +100,29 @@ class PoolParser implements Parser {
     private readonly script: URL,
     private readonly count: number,
     private readonly params: ChunkParams,
-    /** Grammars every worker may load. */
-    private readonly shared: ReadonlySet<string>,
   ) {}
+
+  /** Grammars every worker may load (see SHARED_GRAMMAR_SHARE). */
+  private shared: ReadonlySet<string> = new Set();
+
+  /** Decide which grammars are shared, from the languages of the files to parse (one entry per file). */
+  share(languages: readonly Language[]): void {
+    const perGrammar = new Map<string, number>();
+    for (const language of languages) for (const grammar of grammarsOf(language)) perGrammar.set(grammar, (perGrammar.get(grammar) ?? 0) + 1);
+    this.shared = new Set([...perGrammar].filter(([, count]) => count >= SHARED_GRAMMAR_SHARE * languages.length).map(([grammar]) => grammar));
+  }
+
+  /** Start the threads before there is anything to parse: they load the credential rules meanwhile. */
+  startNow(): void {
+    this.start();
+    for (const worker of this.workers) worker.postMessage({ warm: [] } satisfies WarmRequest);
+  }
+
+  expect(languages: readonly Language[]): void {
+    this.share(languages);
+    const everywhere = [...new Set(languages)].filter((language) => grammarsOf(language).every((grammar) => this.shared.has(grammar)));
+    for (const worker of this.workers) worker.postMessage({ warm: everywhere } satisfies WarmRequest);
+  }
 
   private start(): void {
     for (let w = 0; w < this.count; w++) {

@@ -1,12 +1,17 @@
 import { parentPort } from 'node:worker_threads';
 import type { ChunkParams } from '../chunk/chunker.js';
 import type { Language } from '../scan/language.js';
-import { type ParseOutcome, parseText } from './prepare-file.js';
+import { type ParseOutcome, parseText, warmUp } from './prepare-file.js';
 
 /** A batch of texts for one worker to chunk, and its answer. */
 export interface ParseRequest {
   readonly params: ChunkParams;
   readonly batch: readonly { readonly index: number; readonly text: string; readonly language: Language; readonly path: string }[];
+}
+
+/** Load the grammars of `warm` now, before the first batch comes (no answer is sent). */
+export interface WarmRequest {
+  readonly warm: readonly Language[];
 }
 
 /** Parse outcomes by task index. */
@@ -18,7 +23,12 @@ export interface ParseResponse {
 // own grammars: tree-sitter state lives per thread.
 const port = parentPort;
 if (port) {
-  port.on('message', (request: ParseRequest) => {
+  port.on('message', (request: ParseRequest | WarmRequest) => {
+    if ('warm' in request) {
+      // A failure here shows again, and is reported, when a batch needs the same grammar.
+      warmUp(request.warm).catch(() => undefined);
+      return;
+    }
     void (async () => {
       const results: { index: number; outcome: ParseOutcome }[] = [];
       for (const task of request.batch) results.push({ index: task.index, outcome: await parseText(task.text, task.language, request.params, task.path) });

@@ -37,6 +37,13 @@ export function parseCacheKey(contentHash: string, language: Language, paramsKey
  * tree-sitter where the language has an adapter (its grammar is loaded on first use), the text
  * chunker otherwise. `path` is the file's repository path (some credential rules look at it).
  */
+/** Load what parsing files of `languages` needs (their grammars, the credential rules) before the first file comes. */
+export async function warmUp(languages: readonly Language[]): Promise<void> {
+  await findSecret('const warm = 1;\n', 'warm.ts');
+  const wanted = [...new Set(languages)].filter((language) => hasAdapter(language) && !isLanguageLoaded(language));
+  if (wanted.length > 0) await loadLanguages(wanted);
+}
+
 export async function parseText(text: string, language: Language, params: ChunkParams, path: string): Promise<ParseOutcome> {
   const secret = await findSecret(text, path);
   if (secret) return { spans: [], symbols: [], fallback: 'no-adapter', secret };

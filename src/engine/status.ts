@@ -29,6 +29,8 @@ export interface Freshness {
   readonly indexed_commit: string | null;
   /** True when the working tree (or HEAD, config, rules) no longer matches that generation. */
   readonly dirty: boolean;
+  /** That generation is a first search's partial index: `files` of the `of` files found (the rest is being indexed). */
+  readonly partial?: { readonly files: number; readonly of: number };
 }
 
 /** The answer to `status`. */
@@ -113,7 +115,7 @@ export function ruleStaleness(ctx: RepoContext, meta: IndexMeta, head: GitHead |
 /** What changed in the tree since `view` was synced (the way a sync would find it: stats, or git on large trees). */
 export function treeChanges(ctx: RepoContext, view: IndexView): Changes {
   const scope = new RepoScope(ctx.paths.root, ctx.loaded.config, ctx.denylist);
-  return detectChanges(scope, view.catalog(), ctx.loaded.config.change_detection, view.meta.git?.commit).changes;
+  return detectChanges(scope, view.catalog(), ctx.loaded.config.change_detection, view.meta.git?.commit, view.meta.partial !== undefined).changes;
 }
 
 /** One sentence on tree changes, or undefined when there are none. */
@@ -184,6 +186,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     };
   }
   reasons.push(...ruleStaleness(ctx, meta, head));
+  if (meta.partial) reasons.push(`a first search's partial index: ${meta.partial.files} of ${meta.partial.of} files indexed so far`);
   const found = treeChanges(ctx, view);
   const described = describeChanges(found);
   if (described) reasons.push(described);
@@ -215,6 +218,6 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     sync_owner: owner,
     tool_version: meta.tool_version,
     auto_index: autoIndex,
-    freshness: { generation: meta.generation, indexed_commit: meta.git?.commit ?? null, dirty },
+    freshness: { generation: meta.generation, indexed_commit: meta.git?.commit ?? null, dirty, ...(meta.partial ? { partial: meta.partial } : {}) },
   };
 }

@@ -1,6 +1,6 @@
 import type { IndexStore } from '../store/backend.js';
 import type { RepoContext } from './context.js';
-import { type SyncEvent, type SyncSummary, runSync } from './sync.js';
+import { type FirstAnswer, type SyncEvent, type SyncSummary, runSync } from './sync.js';
 import { type EmbedSummary, runEmbed } from './embed.js';
 import type { Embedder } from '../vector/embedder.js';
 
@@ -11,6 +11,7 @@ export type EmbedderFactory = (root: string, config: RepoContext['loaded']['conf
 export interface RunOptions {
   readonly force?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
+  readonly firstAnswer?: FirstAnswer | undefined;
 }
 
 /** Where a sync runs: in this thread (one-shot commands) or in a worker (servers, so requests keep being answered). */

@@ -1,4 +1,5 @@
 import type { EmbedSummary } from './embed.js';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GENERATED_MARK } from '../index/fields.js';
 import { looksGenerated } from '../scan/file-role.js';
@@ -16,7 +17,7 @@ import { readSource } from '../scan/read-source.js';
 import { describeSecret } from '../safety/secrets.js';
 import { configLimits, indexConfigKey } from '../core/config.js';
 import { RepoScope } from '../scan/scope.js';
-import type { Candidate, SoftError } from '../scan/walker.js';
+import { type Candidate, type SoftError, byPath } from '../scan/walker.js';
 import type { Catalog, IndexStore, IndexView } from '../store/backend.js';
 import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
@@ -79,6 +80,8 @@ export interface SyncSummary {
   readonly generation: number;
   /** True when this commit also merged segments (the small ones into one, or all of them). */
   readonly merged: boolean;
+  /** A first sync that stopped at its time budget: it indexed `files` of the `of` files found (see FirstAnswer). */
+  readonly partial?: { readonly files: number; readonly of: number };
   /** Problems with single files of this sync (first 50), parse fallbacks included. */
   readonly errors: SoftError[];
 }
@@ -135,6 +138,20 @@ interface Prepared {
 }
 
 /**
+ * How a first search on a large repository gets its answer soon (seed 003: show a partial index
+ * during the initial build): the first sync indexes the files holding the query's words first,
+ * and once it has spent `budgetMs` reading them it commits what it has, marked partial. The next
+ * sync walks the tree and adds the rest. Only for a first sync (no index yet) of at least
+ * `minBytes` of files.
+ */
+export interface FirstAnswer {
+  readonly budgetMs: number;
+  /** The query's terms (lower case, as the tokenizer makes them). */
+  readonly words: readonly string[];
+  readonly minBytes: number;
+}
+
+/**
  * Bring the index up to date with the working tree and commit the result as a new generation.
  * Incremental by default: only new files and files whose size or mtime changed are read (once
  * each), files that vanished are dropped, and the new versions go into one small segment; a
@@ -151,6 +168,7 @@ export async function* runSync(
     readonly signal?: AbortSignal | undefined;
     /** Cores to leave free while parsing (a server answering requests keeps its thread's and its own). */
     readonly reservedCores?: number;
+    readonly firstAnswer?: FirstAnswer | undefined;
   } = {},
 ): AsyncGenerator<SyncEvent, SyncSummary, undefined> {
   const started = performance.now();
@@ -166,10 +184,23 @@ export async function* runSync(
   const why = fullReason(ctx, base, problem, options.force === true, rules.key);
   const scope = new RepoScope(root, config, ctx.denylist);
   const catalog = base?.catalog();
-  const detected = why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit) : { changes: walkChanges(scope, undefined), dirtyNow: null };
+  // With no index to answer from, nothing waits on a free core: parse with all of them.
+  const reserved = base ? (options.reservedCores ?? 0) : Math.min(options.reservedCores ?? 0, 1);
+  // A first answer starts its parse threads before the walk: their start-up (runtime, credential
+  // rules) overlaps it, and they load the common grammars once the walk has found the files.
+  const early = !base && options.firstAnswer ? await createParser(rules.params, undefined, reserved) : undefined;
+  let detected: { changes: Changes; dirtyNow: string[] | null };
+  let loaded: Awaited<ReturnType<typeof loadHistory>>;
+  try {
+    detected =
+      why === undefined && catalog ? detectChanges(scope, catalog, config.change_detection, base?.meta.git?.commit, base?.meta.partial !== undefined) : { changes: walkChanges(scope, undefined), dirtyNow: null };
+    loaded = config.history.enabled && head?.commit ? await loadHistory(root, store.control, head.commit, config.history.max_commits) : undefined;
+    if (!config.history.enabled) await dropHistory(store.control);
+  } catch (error) {
+    await early?.close();
+    throw error;
+  }
   const errors: SoftError[] = [...detected.changes.errors];
-  const loaded = config.history.enabled && head?.commit ? await loadHistory(root, store.control, head.commit, config.history.max_commits) : undefined;
-  if (!config.history.enabled) await dropHistory(store.control);
   const history = loaded?.history;
   // Unchanged files whose recent subjects changed (new commits touched them) are added again, for their history field.
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
@@ -181,19 +212,20 @@ export async function* runSync(
     await store.tidy();
     return noChange(base, changes, errors, started);
   }
-  yield { type: 'scan', files: changes.changed.length };
-
   const incremental = why === undefined;
-  const writer = await store.beginGeneration(incremental ? base : undefined);
-  let committed = false;
-  // With no index to answer from, nothing waits on a free core: parse with all of them.
-  const reserved = base ? (options.reservedCores ?? 0) : Math.min(options.reservedCores ?? 0, 1);
-  const parser = await createParser(
-    rules.params,
-    changes.changed.map((file) => languageOf(file.path)).filter((language) => hasAdapter(language)),
-    reserved,
-  );
+  const languages = changes.changed.map((file) => languageOf(file.path)).filter((language) => hasAdapter(language));
+  let writer: Awaited<ReturnType<IndexStore['beginGeneration']>>;
   try {
+    writer = await store.beginGeneration(incremental ? base : undefined);
+  } catch (error) {
+    await early?.close();
+    throw error;
+  }
+  let committed = false;
+  const parser = early ?? (await createParser(rules.params, languages, reserved));
+  early?.expect(languages);
+  try {
+    yield { type: 'scan', files: changes.changed.length };
     // Chunks of the files this sync touches (removed or re-read), by identity: what keeps ids and counts unchanged chunks.
     const touched = new Set<string>([...changes.removed, ...changes.changed.map((file) => file.path)]);
     let previousChunks = 0;
@@ -213,8 +245,18 @@ export async function* runSync(
     let matched = 0;
     let cachedFiles = 0;
 
-    // Read ahead and start parses LOOKAHEAD files beyond the one being added, in path order.
-    const files = changes.changed;
+    // A first answer stops at its budget, so the files most likely to answer it go first; their
+    // segment still wants them in path order, so they are held and added once the reading stops.
+    const first = !base && options.firstAnswer && sizeOf(changes.changed) >= options.firstAnswer.minBytes ? options.firstAnswer : undefined;
+    const held: NewFile[] = [];
+    const add = async (file: NewFile): Promise<void> => {
+      if (first) held.push(file);
+      else await writer.add(file);
+    };
+    // Read ahead and start parses LOOKAHEAD files beyond the one being added, in path order (or the first answer's order).
+    const files = first ? holdingWordsFirst(root, changes.changed, first.words, readLimits.maxBytes) : changes.changed;
+    let done = files.length;
+    const reading = performance.now();
     const pending: Promise<Prepared>[] = [];
     let nextToStart = 0;
     const startUpTo = (limit: number): void => {
@@ -242,9 +284,19 @@ export async function* runSync(
 
     for (let i = 0; i < files.length; i++) {
       if (options.signal?.aborted) throw new RepodexError('ABORTED', 'sync stopped before it committed');
+      // A first answer reads files until its budget is spent, and waits for one only as long (for the first file, however long it takes).
+      const deadline = first && i > 0 ? reading + first.budgetMs : undefined;
+      if (deadline !== undefined && performance.now() >= deadline) {
+        done = i;
+        break;
+      }
       if (i % PROGRESS_EVERY === 0) yield { type: 'index', done: i, total: files.length, path: files[i]!.path };
       startUpTo(i + LOOKAHEAD);
-      const prepared = await pending[i]!;
+      const prepared = deadline !== undefined ? await until(pending[i]!, deadline) : await pending[i]!;
+      if (prepared === undefined) {
+        done = i;
+        break;
+      }
       delete pending[i];
       const { candidate } = prepared;
       const language = languageOf(candidate.path);
@@ -252,7 +304,7 @@ export async function* runSync(
       if (prepared.state !== 'indexed' || !prepared.outcome || prepared.text === undefined) {
         skipped[prepared.state] = (skipped[prepared.state] ?? 0) + 1;
         if (prepared.error) errors.push({ path: candidate.path, reason: prepared.error });
-        await writer.add({ record, chunks: [], symbols: [], fallback: 'no-adapter' });
+        await add({ record, chunks: [], symbols: [], fallback: 'no-adapter' });
         continue;
       }
       if (prepared.cached) cachedFiles++;
@@ -264,8 +316,11 @@ export async function* runSync(
       const file = await buildFile(record, prepared.text, outcome, rules.key, base, allocator, historyTerms(history?.files.get(candidate.path)));
       created += file.created;
       matched += file.matched;
-      await writer.add(file.file);
+      await add(file.file);
     }
+    held.sort((a, b) => byPath(a.record, b.record));
+    for (const file of held) await writer.add(file);
+    const partial = done < files.length ? { files: done, of: files.length } : undefined;
     // Every parse is done: stop the workers (their isolates, grammars and parse memory) before
     // the segment is encoded, so the two peaks do not add up.
     await parser.close();
@@ -280,15 +335,17 @@ export async function* runSync(
       git: head ?? null,
       synced_at: new Date().toISOString(),
       duration_ms: durationMs,
+      ...(partial ? { partial } : {}),
     });
     committed = true;
     // A history read from git this time is kept for the next sync; the kept copy itself needs no rewrite.
     if (loaded && !loaded.asKept) await keepHistory(store.control, loaded.history);
     await cache.flush(() => liveCacheKeys(store, rules.key));
     const meta = result.meta;
-    const added = base ? files.filter((file) => base.findFile(file.path) < 0).length : files.length;
+    const read = files.slice(0, done);
+    const added = base ? read.filter((file) => base.findFile(file.path) < 0).length : read.length;
     return {
-      files_scanned: files.length,
+      files_scanned: read.length,
       chunks_created: created,
       chunks_unchanged: (base ? base.stats.chunkCount : 0) - previousChunks + matched,
       chunks_deleted: previousChunks - matched,
@@ -299,7 +356,7 @@ export async function* runSync(
       files_unchanged: changes.unchanged,
       files_removed: incremental ? changes.removed.length : removedInRebuild(base, files),
       files_added: added,
-      files_updated: files.length - added,
+      files_updated: read.length - added,
       synced_at: meta.synced_at,
       files_cached: cachedFiles,
       skipped_by_reason: skipped,
@@ -309,12 +366,67 @@ export async function* runSync(
       chunks_total: meta.counts.chunks,
       generation: meta.generation,
       merged: result.merged,
+      ...(partial ? { partial } : {}),
       errors: errors.slice(0, MAX_REPORTED_ERRORS),
     };
   } finally {
     await parser.close();
     if (!committed) await writer.abort();
   }
+}
+
+/** What `promise` gives if it settles before `deadline` (a `performance.now()` time), else undefined. */
+async function until<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The bytes of a list of files, by their stat. */
+function sizeOf(files: readonly Candidate[]): number {
+  let total = 0;
+  for (const file of files) total += file.size;
+  return total;
+}
+
+/**
+ * The files in the order a first answer reads them: those whose text holds the query's words
+ * first, by the words' summed rarity (log of files over files holding the word: a file with the
+ * rare word of a query before one with three common ones; among equals the smaller file, which
+ * costs less to index), then the rest in path order. A quick look at the bytes, not a parse: each
+ * word as written in lower case, capitalized or in capitals (`retry`, `maxRetry`, `MAX_RETRY`).
+ */
+function holdingWordsFirst(root: string, files: readonly Candidate[], words: readonly string[], maxBytes: number): Candidate[] {
+  const counted = words.slice(0, 31);
+  const spellings = counted.map((word) => [...new Set([word, word[0]!.toUpperCase() + word.slice(1), word.toUpperCase()])].map((form) => Buffer.from(form, 'latin1')));
+  const held = new Map<Candidate, number>(); // which words a file holds, as bits
+  const filesWith = new Array<number>(counted.length).fill(0);
+  for (const file of files) {
+    if (file.size > maxBytes || counted.length === 0) continue;
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(join(root, file.path));
+    } catch {
+      continue; // the sync itself says why it could not read it
+    }
+    let bits = 0;
+    spellings.forEach((forms, w) => {
+      if (!forms.some((form) => bytes.includes(form))) return;
+      bits |= 1 << w;
+      filesWith[w]!++;
+    });
+    if (bits !== 0) held.set(file, bits);
+  }
+  const rarity = filesWith.map((count) => Math.log(1 + files.length / Math.max(1, count)));
+  const weight = new Map<Candidate, number>();
+  for (const [file, bits] of held) weight.set(file, rarity.reduce((sum, r, w) => (bits & (1 << w) ? sum + r : sum), 0));
+  return [...files].sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0) || (weight.has(a) ? a.size - b.size : 0) || byPath(a, b));
 }
 
 /**

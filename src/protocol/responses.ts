@@ -26,6 +26,7 @@ export const FreshnessSchema = z.object({
   generation: z.nullable(z.int()),
   indexed_commit: nullableString,
   dirty: z.boolean(),
+  partial: z.optional(z.object({ files: z.int(), of: z.int() })),
 });
 
 export const InitResponse = z.object({ root: z.string(), created: z.array(z.string()), existing: z.array(z.string()) });
@@ -52,6 +53,7 @@ export const SyncResponse = z.object({
   chunks_total: z.int(),
   generation: z.int(),
   merged: z.boolean(),
+  partial: z.optional(z.object({ files: z.int(), of: z.int() })),
   errors: z.array(SoftError),
   embeddings: z.optional(
     z.union([

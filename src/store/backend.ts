@@ -47,6 +47,12 @@ export interface IndexMeta {
   readonly git: { readonly commit: string | null; readonly branch: string | null } | null;
   readonly synced_at: string;
   readonly duration_ms: number;
+  /**
+   * A first sync that stopped at its time budget (a first search on a large repository answers
+   * from it): it indexed `files` of the `of` files it found. The next sync walks the whole tree and
+   * adds the rest. Absent from complete generations.
+   */
+  readonly partial?: { readonly files: number; readonly of: number };
 }
 
 /** What the writer of a generation supplies; the store fills in versions, the generation number and counts. */

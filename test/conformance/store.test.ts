@@ -87,7 +87,20 @@ for (const backend of testBackends()) {
       await commit(store, [file('src/a.ts', ['alpha one', 'alpha two'], 1), file('src/big.bin', [], 0, { state: 'too-large' }), file('src/b.ts', ['beta'], 10)]);
       const meta = (await store.readMeta())!;
       expect(meta).toMatchObject({ generation: 1, config_hash: DRAFT.config_hash, git: DRAFT.git, counts: { files: 3, files_indexed: 2, files_skipped: 1, chunks: 3 } });
+      expect(meta.partial).toBeUndefined();
       expect(await store.stamp()).not.toBe('');
+    });
+
+    it('a first answer\'s partial generation says so in its meta (and in its view\'s), and the next commit does not', async () => {
+      const { store } = fresh();
+      const writer = await store.beginGeneration(undefined);
+      await writer.add(file('src/a.ts', ['alpha one'], 1));
+      await writer.setTree(TREE, []);
+      await writer.commit({ ...DRAFT, partial: { files: 1, of: 40 } });
+      expect((await store.readMeta())!.partial).toEqual({ files: 1, of: 40 });
+      expect((await store.open()).meta.partial).toEqual({ files: 1, of: 40 });
+      await commit(store, [file('src/b.ts', ['beta'], 10)], { incremental: true });
+      expect((await store.readMeta())!.partial).toBeUndefined();
     });
 
     it('the stamp changes with every commit and not with an abort, which leaves no trace', async () => {

@@ -540,7 +540,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const client = new ServerClient(serverUrl(values), clientToken(values['token-file'] as string | undefined));
       remote = { client, repoId: await client.repoId(String(values.repo)) };
     }
-    const local = remote ? undefined : createEngine({ root, requireRepository: name !== 'init', store, autoIndex });
+    const local = remote ? undefined : createEngine({ root, requireRepository: name !== 'init', store, autoIndex, firstAnswer: name === 'search' });
     // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too. On a server: from the repository's root.
     const repoPath = (path: string): string => (local ? cliPath(local.root, path) : path);
     /**

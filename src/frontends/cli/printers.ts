@@ -122,6 +122,7 @@ export function printSyncSummary(summary: ResponseOf<'sync'>): string {
     const fallbacks = Object.entries(summary.text_fallbacks);
     if (fallbacks.length > 0) notes.push(`chunked as text: ${fallbacks.map(([reason, count]) => `${reason}: ${count}`).join(', ')}`);
     if (summary.merged) notes.push('segments merged');
+    if (summary.partial) notes.push(`a first answer: ${formatCount(summary.partial.files)} of ${formatCount(summary.partial.of)} files read so far, the rest follows`);
     if (notes.length > 0) line += `; ${notes.join('; ')}`;
   }
   const lines = [line];

@@ -36,6 +36,7 @@ const MetaFileSchema = z.object({
   git: z.nullable(z.object({ commit: z.nullable(z.string()), branch: z.nullable(z.string()) })),
   synced_at: z.string(),
   duration_ms: z.number(),
+  partial: z.optional(z.object({ files: z.int(), of: z.int() })),
 });
 type MetaFile = z.infer<typeof MetaFileSchema>;
 
@@ -581,6 +582,7 @@ class FsGenerationWriter implements GenerationWriter {
       git: draft.git,
       synced_at: draft.synced_at,
       duration_ms: draft.duration_ms,
+      ...(draft.partial === undefined ? {} : { partial: draft.partial }),
     };
     store.writeMeta(body);
     crashPoint('committed');
