@@ -149,6 +149,7 @@ async function main() {
     'Ratios are repodex ÷ the other column: below 1× repodex is faster (or smaller).',
   ];
   if (current.serve) lines.push(`Serve: ${current.serve.failed} failed searches, ${current.serve.empty_results} of ${current.serve.queries + 1} with no results.`);
+  if (current.first_search?.partial_files.length > 0) lines.push(`First search: answered from a partial index of ${current.first_search.partial_files.join(', ')} files; a background sync indexed the rest.`);
   for (const note of notes) lines.push(`Note: ${note}`);
   for (const warning of current.warnings) lines.push(`Warning: ${warning}`);
   for (const error of current.errors) lines.push(`ERROR: ${error}`);
