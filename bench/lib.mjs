@@ -673,7 +673,8 @@ async function untilIndexed(bin, corpus, timeoutMs = 600_000) {
     if (status.problem) return { problem: status.problem, ms: null };
     if (!status.json.sync_running && !status.json.freshness?.partial) return { ms: polls === 0 ? null : performance.now() - started };
     if (performance.now() - started > timeoutMs) return { problem: `the background sync of ${corpus} did not finish in ${timeoutMs / 1000} s`, ms: null };
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A status costs a few hundred ms of CPU on a large tree: polled often, it would slow the sync it waits for.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
 
