@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -111,11 +112,15 @@ describe('the writer lock', () => {
     writeFileSync(`${path}.eeee.tmp`, ''); // being written right now
     writeFileSync(`${path}.ffff.tmp`, '{"pi'); // half-written long ago
     utimesSync(`${path}.ffff.tmp`, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    // Half-written just now, by a writer whose pid is in the name: killed (its pid is gone), or still writing.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(`${path}.gggg.${dead}.tmp`, '{"pi');
+    writeFileSync(`${path}.hhhh.${process.pid}.tmp`, '');
     writeFileSync(join(dir, 'other.tmp'), 'not a lock file');
     const held = await acquireLock(path);
     const removed = sweepLockLeftovers(path, readdirSync(dir));
-    expect(removed.sort()).toEqual(['lock.cccc.tmp', 'lock.ffff.tmp', 'lock.takeover-aaaa.bbbb.tmp']);
-    expect(readdirSync(dir).sort()).toEqual(['lock', 'lock.dddd.tmp', 'lock.eeee.tmp', 'other.tmp']);
+    expect(removed.sort()).toEqual(['lock.cccc.tmp', 'lock.ffff.tmp', `lock.gggg.${dead}.tmp`, 'lock.takeover-aaaa.bbbb.tmp']);
+    expect(readdirSync(dir).sort()).toEqual(['lock', 'lock.dddd.tmp', 'lock.eeee.tmp', `lock.hhhh.${process.pid}.tmp`, 'other.tmp']);
     await held.release();
   });
 

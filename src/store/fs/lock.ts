@@ -159,10 +159,11 @@ function removeIfPresent(path: string): void {
 /**
  * Create `path` holding `record`, atomically and only if it does not exist: the record is written
  * and flushed under a private name, then hard-linked into place, so the lock file is never seen
- * empty or half-written. Returns false when `path` already exists.
+ * empty or half-written. Returns false when `path` already exists. The private name carries the
+ * writer's pid: a writer killed before its record was whole leaves a file that says nothing else.
  */
 function createExclusive(path: string, record: LockRecord): boolean {
-  const temp = `${path}.${record.token}.tmp`;
+  const temp = `${path}.${record.token}.${process.pid}.tmp`;
   try {
     writeFileDurable(temp, lockText(record));
     linkSync(temp, path);
@@ -293,8 +294,10 @@ export function sweepLockLeftovers(lockPath: string, names: readonly string[]): 
     const record = readRecordQuietly(path);
     if (record === null) continue; // already gone
     if (record === 'unreadable') {
+      // Its writer's pid is in its name: gone means abandoned (a reused pid only makes it wait for the age rule).
+      const writer = Number(/\.(\d+)\.tmp$/.exec(name)?.[1] ?? NaN);
       const stat = statSync(path, { throwIfNoEntry: false });
-      abandoned = stat !== undefined && Date.now() - stat.mtimeMs > UNREADABLE_LEFTOVER_AGE_MS;
+      abandoned = stat !== undefined && ((Number.isInteger(writer) && writer !== process.pid && !processExists(writer)) || Date.now() - stat.mtimeMs > UNREADABLE_LEFTOVER_AGE_MS);
     } else {
       abandoned = liveness(record) === 'dead';
     }
@@ -303,6 +306,17 @@ export function sweepLockLeftovers(lockPath: string, names: readonly string[]): 
     removed.push(name);
   }
   return removed;
+}
+
+/** True while a process with this pid exists on this machine (one we may not signal included). */
+function processExists(pid: number): boolean {
+  if (pid <= 0) return true; // not a real process: judged by age
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isErrnoException(error, 'EPERM');
+  }
 }
 
 /** A leftover's record, 'unreadable' for a partial or foreign file, null when it is gone. */
