@@ -18,12 +18,12 @@ const QUERIES = JSON.parse(readFileSync(join(GOLDEN, 'queries.json'), 'utf8')) a
 const EXPECTED = JSON.parse(readFileSync(join(GOLDEN, 'expected.json'), 'utf8')) as Record<string, string[]>;
 
 /** A private copy of the golden corpus, indexed in the store `spec` names. */
-async function engineOn(spec: StoreSpec, source = join(GOLDEN, 'corpus')): Promise<{ engine: Engine; root: string }> {
+async function engineOn(spec: StoreSpec, source = join(GOLDEN, 'corpus'), provider?: 'builtin'): Promise<{ engine: Engine; root: string }> {
   const root = tempDir('repodex-agree-');
   // Timestamps kept: `files` answers with them.
   cpSync(source, root, { recursive: true, preserveTimestamps: true, filter: (path) => !path.includes('.repodex') });
   const engine = new Engine(root, openStore(root, spec), { autoIndex: true, lockWaitMs: 0, embedders: createEmbedder });
-  await engine.sync();
+  await engine.sync({ provider });
   return { engine, root };
 }
 
@@ -75,8 +75,9 @@ for (const backend of databases) {
 
     it('vector and hybrid search, fetch, outline, files and bundles agree, also after edits', async () => {
       const source = semanticCorpus();
-      const fs = await engineOn({ kind: 'fs' }, source);
-      const db = await engineOn(backend.spec, source);
+      // Embeddings are off by default: this comparison turns the builtin embedder on for both.
+      const fs = await engineOn({ kind: 'fs' }, source, 'builtin');
+      const db = await engineOn(backend.spec, source, 'builtin');
       const compare = async (label: string): Promise<void> => {
         for (const q of [...QUERIES.slice(0, 6), 'resume a partial upload', 'evict stale cache entries']) {
           for (const mode of ['vector', 'hybrid'] as const) {

@@ -310,7 +310,7 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       }
       const root = committedRepo(files);
       const engine = engineFor(root);
-      const first = await engine.sync();
+      const first = await engine.sync({ provider: 'builtin' });
       expect(first.embeddings).toMatchObject({ embedded: 72, reused: 0 });
       const forced = await engine.sync({ force: true });
       expect(forced.embeddings).toMatchObject({ embedded: 0, reused: 72 });
