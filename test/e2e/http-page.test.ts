@@ -387,8 +387,10 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
     writeFileSync(tokenFile, `${token}\n`);
     const guarded = await startTeamServer(['--token-file', tokenFile, '--host', '127.0.0.1', demo], { token });
     origins.push(new URL(guarded.url).origin);
+    let opened: Page | undefined;
     try {
       const page = await desktop();
+      opened = page;
       await page.goto(`${guarded.url}/`);
       const dialog = page.locator('#token-dialog');
       await dialog.waitFor();
@@ -409,6 +411,8 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
       await expect.poll(() => page.locator('#repo option').count()).toBe(1);
       expect(await dialog.isVisible()).toBe(false);
     } finally {
+      // The page polls the server: closed first, it never sees the server gone (a refused load the console would show).
+      await opened?.close();
       await guarded.stop();
     }
   });
