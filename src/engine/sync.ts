@@ -325,7 +325,11 @@ export async function* runSync(
     // the segment is encoded, so the two peaks do not add up.
     await parser.close();
     yield { type: 'write' };
-    await writer.setTree(changes.tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
+    // A partial generation records its root folder with a time no folder has: whoever reads it
+    // without knowing the mark (an older repodex) lists every folder again and finds the files it
+    // has not read, instead of trusting folder times to say nothing was added.
+    const tree = partial ? { dirs: [{ path: '', mtimeMs: -1, ctimeMs: -1 }], controls: changes.tree.controls } : changes.tree;
+    await writer.setTree(tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
     const durationMs = Math.round(performance.now() - started);
     const result = await writer.commit({
       config_hash: ctx.loaded.hash,

@@ -1,7 +1,10 @@
 import { cpSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createStore } from '../../src/compose.js';
+import { detectChanges } from '../../src/engine/changes.js';
+import { loadContext } from '../../src/engine/context.js';
 import { Engine } from '../../src/engine/engine.js';
+import { RepoScope } from '../../src/scan/scope.js';
 import { makeRepo, runCli, tempDir } from '../helpers.js';
 
 /**
@@ -37,6 +40,13 @@ describe('first answer from a partial index (a first search on a large repositor
     expect(first.warnings[0]).toMatch(/^partial index: 1 of 63 files indexed so far .*`repodex status`/);
     expect(first.synced).toMatchObject({ files_scanned: 1, partial: { files: 1, of: 63 } });
     expect(continued).toBe(1);
+
+    // A reader that ignores the mark (an older repodex, which compares folder times) still finds what was not read.
+    const ctx = loadContext(root);
+    const view = await createStore(root).open();
+    const unaware = detectChanges(new RepoScope(root, ctx.loaded.config, ctx.denylist), view.catalog(), 'stat', view.meta.git?.commit, false).changes;
+    // (it reads every file again, the one already indexed included: nothing is trusted)
+    expect(new Set(unaware.changed.map((file) => file.path)).size).toBe(63);
 
     const status = await engine.status();
     expect(status.state).toBe('stale');
