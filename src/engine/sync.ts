@@ -10,6 +10,7 @@ import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
 import { type GitHead, readGitHead } from '../core/git.js';
 import { FEATURE_VERSION } from '../core/version.js';
+import { within } from '../core/within.js';
 import { type FileState, NO_CONTENT_HASH, type NewChunk, type NewFile } from '../index/model.js';
 import { hasAdapter } from '../lang/index.js';
 import { languageOf } from '../scan/language.js';
@@ -292,7 +293,7 @@ export async function* runSync(
       }
       if (i % PROGRESS_EVERY === 0) yield { type: 'index', done: i, total: files.length, path: files[i]!.path };
       startUpTo(i + LOOKAHEAD);
-      const prepared = deadline !== undefined ? await until(pending[i]!, deadline) : await pending[i]!;
+      const prepared = deadline !== undefined ? await within(pending[i]!, deadline - performance.now()) : await pending[i]!;
       if (prepared === undefined) {
         done = i;
         break;
@@ -376,19 +377,6 @@ export async function* runSync(
   } finally {
     await parser.close();
     if (!committed) await writer.abort();
-  }
-}
-
-/** What `promise` gives if it settles before `deadline` (a `performance.now()` time), else undefined. */
-async function until<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now()));
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

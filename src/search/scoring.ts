@@ -12,17 +12,12 @@ export function bm25Idf(chunkCount: number, df: number): number {
   return Math.log(1 + (chunkCount - df + 0.5) / (df + 0.5));
 }
 
-/** BM25 term weight for one chunk. */
-export function bm25TermScore(idf: number, tf: number, length: number, avgLength: number): number {
-  return bm25Weight(idf, tf, bm25Norm(length, avgLength));
-}
-
 /** The length part of BM25's denominator for a chunk of `length` tokens: the same for every term, so a search works it out once per chunk. */
 export function bm25Norm(length: number, avgLength: number): number {
   return BM25_K1 * (1 - BM25_B + (BM25_B * length) / (avgLength || 1));
 }
 
-/** BM25 term weight from a chunk's `bm25Norm` (bit for bit what `bm25TermScore` gives). */
+/** BM25 term weight for one chunk, from its `bm25Norm`. */
 export function bm25Weight(idf: number, tf: number, norm: number): number {
   return (idf * (tf * (BM25_K1 + 1))) / (tf + norm);
 }

@@ -9,6 +9,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod/mini';
 import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
+import { within } from '../../core/within.js';
 import { CallLog } from '../../engine/audit.js';
 import { type CallError, Request, call, describeIssues, recordRequest } from '../../protocol/index.js';
 import type { RepoHost } from '../../repo-host.js';
@@ -229,15 +230,7 @@ function limitBody(maxBytes: number, tooLarge: (c: Context<Env>) => Response): M
 
 /** Run `work`, or answer 503 TIMEOUT when it takes longer than `ms` (it is not stopped: a sync it started finishes). */
 async function withTimeout(c: Context<Env>, ms: number, work: () => Promise<Response>): Promise<Response> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Response>((resolve) => {
-    timer = setTimeout(() => resolve(failure(c, 'TIMEOUT', `the request took longer than ${Math.round(ms / 1000)} s: it goes on in the background (an index build finishes), ask again in a moment`)), ms);
-  });
-  try {
-    return await Promise.race([work(), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await within(work(), ms)) ?? failure(c, 'TIMEOUT', `the request took longer than ${Math.round(ms / 1000)} s: it goes on in the background (an index build finishes), ask again in a moment`);
 }
 
 /** The HTTP application of a team server: the API, MCP at /mcp, the web page at /. */
