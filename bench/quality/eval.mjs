@@ -30,14 +30,14 @@
  *   --cache DIR          keep extracted trees in DIR across runs (indexes are still rebuilt
  *                        unless --reuse-index); default: a temporary directory, removed at the end
  *   --reuse-index        with --cache: keep existing .repodex indexes (only when the indexer did
- *                        not change since they were built)
+ *                        not change since they were built); each is synced once before its searches
  *   --cli FILE           repodex entry point (default bin/repodex.js of this checkout)
  *   --json FILE          also write per-task ranks and the summary as JSON
  *   --verbose            print each task's first-gold rank per variant
  */
 import { Buffer } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,14 @@ const CUTOFFS = [1, 5, 10];
 const RG_VARIANT = 'rg';
 /** The whole-file BM25 baseline over source files (see fileBm25Rank). */
 const FILE_BM25_VARIANT = 'bm25file';
+/** The same over non-test source files only (tests and docs ignored), as the held-out evaluation's baseline. */
+const SRC_BM25_VARIANT = 'bm25src';
+/** Languages of the repositories, for the per-task-type report. */
+const LANGUAGE = {
+  trpc: 'TypeScript', 'svelte-kit': 'TypeScript', nuxt: 'TypeScript', unocss: 'TypeScript', astro: 'TypeScript',
+  poetry: 'Python', fzf: 'Go', ripgrep: 'Rust', jsoup: 'Java',
+  express: 'JavaScript', eslint: 'JavaScript', karma: 'JavaScript', 'commons-lang': 'Java', mockito: 'Java',
+};
 /** Weight of test files in the baselines: the default ranking profile's test weight (src/search/ranking.ts). */
 const BASELINE_TEST_WEIGHT = 0.7;
 const BOOTSTRAP_SAMPLES = 10_000;
@@ -76,6 +84,7 @@ function parseArgs(argv) {
       ['noboost', 'REPODEX_BOOSTS=0'],
       [RG_VARIANT, ''],
       [FILE_BM25_VARIANT, ''],
+      [SRC_BM25_VARIANT, ''],
     ]),
     split: 'dev',
     only: null,
@@ -158,10 +167,10 @@ async function materialize(clone, parent, dir) {
   if (existsSync(marker)) return;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  let gitErr = '';
   await new Promise((resolve, reject) => {
     const git = spawn('git', ['-C', clone, 'archive', '--format=tar', parent], { stdio: ['ignore', 'pipe', 'pipe'] });
     const tar = spawn('tar', ['-x', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
-    let gitErr = '';
     let tarErr = '';
     git.stderr.on('data', (d) => (gitErr += d));
     tar.stderr.on('data', (d) => (tarErr += d));
@@ -178,8 +187,45 @@ async function materialize(clone, parent, dir) {
     tar.on('close', done('tar -x', () => tarErr));
     git.on('error', reject);
     tar.on('error', reject);
+  }).catch((error) => {
+    // A clone from a mirror that leaves out its largest blobs (release bundles, say) cannot
+    // archive a tree that holds one: extract the blobs it has, one by one, and name the rest.
+    if (!/invalid object|cannot read/.test(`${gitErr}\n${error.message}`)) throw error;
+    const missing = extractPresent(clone, parent, dir);
+    process.stderr.write(`\n${path.basename(clone)} ${parent.slice(0, 10)}: ${missing.length} blob(s) missing from the clone, left out: ${missing.slice(0, 3).join(', ')}\n`);
   });
   writeFileSync(marker, `${parent}\n`);
+}
+
+/** Extract a tree blob by blob, skipping blobs the clone does not hold; returns their paths. */
+function extractPresent(clone, parent, dir) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const entries = execFileSync('git', ['-C', clone, 'ls-tree', '-r', '-z', parent], { maxBuffer: 1 << 30 })
+    .toString('utf8')
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      const [mode, type, hash] = line.slice(0, tab).split(' ');
+      return { mode, type, hash, file: line.slice(tab + 1) };
+    })
+    .filter((entry) => entry.type === 'blob');
+  const missing = [];
+  for (const entry of entries) {
+    let body;
+    try {
+      body = execFileSync('git', ['-C', clone, 'cat-file', 'blob', entry.hash], { maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      missing.push(entry.file);
+      continue;
+    }
+    const target = path.join(dir, entry.file);
+    mkdirSync(path.dirname(target), { recursive: true });
+    if (entry.mode === '120000') symlinkSync(body.toString('utf8'), target);
+    else writeFileSync(target, body, { mode: entry.mode === '100755' ? 0o755 : 0o644 });
+  }
+  return missing;
 }
 
 /**
@@ -261,7 +307,9 @@ async function repodexRank(opts, dir, query, spec, exts) {
   const files = [];
   for (const r of out.results) if (!files.includes(r.path)) files.push(r.path);
   if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
-  return { files, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null };
+  // The files of the results in answer order, one per result: what an agent reading the first five results sees.
+  const hits = imports ? files : out.results.map((r) => r.path);
+  return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null };
 }
 
 /** The rg baseline's keywords: lower-cased words of at least 3 characters, minus stopwords, deduplicated. */
@@ -324,9 +372,10 @@ function baselineTerms(text) {
 }
 
 /** The whole-file index of one tree: term frequencies per source file (built once per tree). */
-function fileIndex(dir, exts) {
+function fileIndex(dir, exts, { withTests = true } = {}) {
   const docs = [];
   for (const file of sourceFiles(dir, exts)) {
+    if (!withTests && isTestFile(file)) continue;
     const stat = statSync(path.join(dir, file));
     if (stat.size > 1024 * 1024) continue;
     const tf = new Map();
@@ -370,7 +419,7 @@ function fileBm25Rank(index, query) {
  */
 function bootstrapDiff(ranksA, ranksB, metric, samples = BOOTSTRAP_SAMPLES) {
   const n = ranksA.length;
-  const value = (r) => (metric === 'MRR' ? (r > 0 ? 1 / r : 0) : r > 0 && r <= 5 ? 1 : 0);
+  const value = (r) => (metric === 'Acc@5' ? r : metric === 'MRR' ? (r > 0 ? 1 / r : 0) : r > 0 && r <= 5 ? 1 : 0);
   const a = ranksA.map(value);
   const b = ranksB.map(value);
   const diff = (a.reduce((s, x) => s + x, 0) - b.reduce((s, x) => s + x, 0)) / n;
@@ -394,12 +443,22 @@ function firstGoldRank(files, gold) {
   return i < 0 ? 0 : i + 1;
 }
 
-/** Recall@k (share of tasks with a gold file in the top k) and MRR over a set of first-gold ranks. */
-function aggregate(ranks) {
+/** 1 when every gold file is among the files of the first `k` results (a file-level answer's Acc@k), else 0. */
+function allGoldWithin(hits, gold, k) {
+  const seen = new Set(hits.slice(0, k));
+  return gold.every((file) => seen.has(file)) ? 1 : 0;
+}
+
+/**
+ * Recall@k (share of tasks with a gold file in the top k distinct files), MRR over first-gold
+ * ranks, and Acc@5 (share of tasks with every gold file among the first 5 results).
+ */
+function aggregate(ranks, acc5) {
   const n = ranks.length;
   const row = { n };
   for (const k of CUTOFFS) row[`R@${k}`] = n ? ranks.filter((r) => r > 0 && r <= k).length / n : 0;
   row.MRR = n ? ranks.reduce((s, r) => s + (r > 0 ? 1 / r : 0), 0) / n : 0;
+  row['Acc@5'] = n ? acc5.reduce((s, x) => s + x, 0) / n : 0;
   return row;
 }
 
@@ -422,12 +481,12 @@ function fmt(x) {
 }
 
 function printTable(summary, variants, repos) {
-  const header = ['variant', 'repo', 'n', ...CUTOFFS.map((k) => `R@${k}`), 'MRR'];
+  const header = ['variant', 'repo', 'n', ...CUTOFFS.map((k) => `R@${k}`), 'MRR', 'Acc@5'];
   const rows = [];
   for (const v of variants) {
     for (const repo of [...repos, 'all']) {
       const s = summary[v][repo];
-      rows.push([v, repo, String(s.n), ...CUTOFFS.map((k) => fmt(s[`R@${k}`])), fmt(s.MRR)]);
+      rows.push([v, repo, String(s.n), ...CUTOFFS.map((k) => fmt(s[`R@${k}`])), fmt(s.MRR), fmt(s['Acc@5'])]);
     }
   }
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
@@ -484,16 +543,23 @@ async function main() {
       await materialize(path.join(opts.clones, g.repo), g.parent, dir);
       attachHistory(path.join(opts.clones, g.repo), g.parent, dir);
       if (!opts.reuseIndex) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
+      else if (existsSync(path.join(dir, '.repodex'))) {
+        // A kept index is brought up to what this build records (a sync with nothing to read is cheap).
+        const synced = await run(process.execPath, [opts.cli, 'sync', '--root', dir], { env: process.env });
+        if (synced.code !== 0) throw new Error(`repodex sync failed in ${dir}: ${synced.stderr.trim()}`);
+      }
       const exts = repoByName.get(g.repo).exts;
       // vector and hybrid variants need the chunks embedded: a search never embeds, `sync` does.
       if (variants.some((v) => /--mode[= ](vector|hybrid)/.test(opts.variants.get(v) ?? ''))) {
-        const synced = await run(process.execPath, [opts.cli, 'sync', '--json', '--root', dir], { env: process.env });
+        // Embeddings are off by default: the configured embedder, or the builtin one where none is configured.
+        const synced = await run(process.execPath, [opts.cli, 'sync', '--json', '--embeddings', 'on', '--root', dir], { env: process.env });
         if (synced.code !== 0) throw new Error(`repodex sync failed in ${dir}: ${synced.stderr.trim()}`);
         const embeddings = JSON.parse(synced.stdout).embeddings;
         if (embeddings?.error) throw new Error(`embedding failed in ${dir}: ${embeddings.error}`);
         if (embeddings) embedTimes.push({ repo: g.repo, ...embeddings });
       }
       const wholeFiles = variants.includes(FILE_BM25_VARIANT) ? fileIndex(dir, exts) : undefined;
+      const sourceOnly = variants.includes(SRC_BM25_VARIANT) ? fileIndex(dir, exts, { withTests: false }) : undefined;
       for (const t of g.tasks) {
         const entry = { id: t.id, repo: t.repo, query: t.query, gold: t.gold, variants: {} };
         for (const v of variants) {
@@ -502,8 +568,11 @@ async function main() {
               ? await rgRank(dir, t.query, exts)
               : v === FILE_BM25_VARIANT
                 ? fileBm25Rank(wholeFiles, t.query)
-                : await repodexRank(opts, dir, t.query, opts.variants.get(v), exts);
-          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), top: r.files.slice(0, 10), ms: Math.round(r.ms), ...(r.refused ? { refused: true } : {}) };
+                : v === SRC_BM25_VARIANT
+                  ? fileBm25Rank(sourceOnly, t.query)
+                  : await repodexRank(opts, dir, t.query, opts.variants.get(v), exts);
+          const acc5 = allGoldWithin(r.hits ?? r.files, t.gold, 5);
+          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), acc5, top: r.files.slice(0, 10), ms: Math.round(r.ms), ...(r.refused ? { refused: true } : {}) };
           if (r.indexMs) entry.index_ms = r.indexMs;
         }
         perTask.set(t.id, entry);
@@ -518,13 +587,16 @@ async function main() {
 
   const entries = tasks.map((t) => perTask.get(t.id));
   const repos = [...new Set(tasks.map((t) => t.repo))];
+  // Task types: the kind of text (commit messages, bug reports) and the repository's language.
+  const kindOf = (e) => (tasks.find((t) => t.id === e.id)?.kind === 'bug-report' ? 'bug reports' : 'commits');
+  const typesOf = (e) => [kindOf(e), LANGUAGE[e.repo] ?? 'other'];
+  const types = [...new Set(entries.flatMap(typesOf))].sort((a, b) => (a === 'commits' ? -1 : b === 'commits' ? 1 : a === 'bug reports' ? -1 : b === 'bug reports' ? 1 : a.localeCompare(b)));
   const summary = {};
   for (const v of variants) {
     summary[v] = {};
-    for (const repo of [...repos, 'commits', 'bug reports', 'all']) {
-      const kindOf = (e) => (tasks.find((t) => t.id === e.id)?.kind === 'bug-report' ? 'bug reports' : 'commits');
-      const ranks = entries.filter((e) => repo === 'all' || e.repo === repo || kindOf(e) === repo).map((e) => e.variants[v].rank);
-      summary[v][repo] = aggregate(ranks);
+    for (const repo of [...repos, ...types, 'all']) {
+      const chosen = entries.filter((e) => repo === 'all' || e.repo === repo || typesOf(e).includes(repo));
+      summary[v][repo] = aggregate(chosen.map((e) => e.variants[v].rank), chosen.map((e) => e.variants[v].acc5));
     }
     const refused = entries.filter((e) => e.variants[v].refused).length;
     if (refused > 0) summary[v].refused = refused;
@@ -536,29 +608,41 @@ async function main() {
     }
     console.log('');
   }
-  printTable(summary, variants, [...repos, 'commits', 'bug reports']);
+  printTable(summary, variants, [...repos, ...types]);
   for (const e of embedTimes) console.log(`embedded ${e.repo}: ${e.embedded} chunks (${e.reused} reused) by ${e.engine} ${e.model} in ${e.duration_ms} ms${e.trained ? ', table learned' : ''}`);
   for (const v of variants) if (summary[v].refused) console.log(`${v}: ${summary[v].refused} queries refused by the search (counted as misses)`);
   if (variants.length > 1) {
     console.log(`\nDifference from ${variants[0]}, all tasks, with paired bootstrap 95% intervals (${BOOTSTRAP_SAMPLES} resamples):`);
-    const base = entries.map((e) => e.variants[variants[0]].rank);
-    for (const v of variants.slice(1)) {
-      const ranks = entries.map((e) => e.variants[v].rank);
-      const r5 = bootstrapDiff(ranks, base, 'R@5');
-      const mrr = bootstrapDiff(ranks, base, 'MRR');
-      const show = (d) => `${d.diff >= 0 ? '+' : ''}${fmt(d.diff)} [${fmt(d.low)}, ${fmt(d.high)}]`;
-      console.log(`  ${v.padEnd(10)} R@5 ${show(r5)}   MRR ${show(mrr)}`);
+    const show = (d) => `${d.diff >= 0 ? '+' : ''}${fmt(d.diff)} [${fmt(d.low)}, ${fmt(d.high)}]`;
+    for (const group of ['all', ...types]) {
+      const chosen = entries.filter((e) => group === 'all' || typesOf(e).includes(group));
+      if (group !== 'all') console.log(`  ${group} (${chosen.length} tasks):`);
+      const base = chosen.map((e) => e.variants[variants[0]].rank);
+      const baseAcc = chosen.map((e) => e.variants[variants[0]].acc5);
+      for (const v of variants.slice(1)) {
+        const r5 = bootstrapDiff(chosen.map((e) => e.variants[v].rank), base, 'R@5');
+        const mrr = bootstrapDiff(chosen.map((e) => e.variants[v].rank), base, 'MRR');
+        const acc = bootstrapDiff(chosen.map((e) => e.variants[v].acc5), baseAcc, 'Acc@5');
+        console.log(`  ${v.padEnd(10)} R@5 ${show(r5)}   MRR ${show(mrr)}   Acc@5 ${show(acc)}`);
+      }
     }
   }
   const seconds = (Date.now() - started) / 1000;
   console.log(
     `\n${tasks.length} tasks (${opts.split} split), ${groups.size} parent trees, ${seconds.toFixed(0)} s. ` +
       'R@k = share of tasks with at least one gold file among the first k distinct files; ' +
-      `MRR = mean of 1/rank of the first gold file (0 when none is in the top ${TOP_K} results).`,
+      `MRR = mean of 1/rank of the first gold file (0 when none is in the top ${TOP_K} results); ` +
+      'Acc@5 = share of tasks with every gold file among the files of the first 5 results.',
   );
   for (const v of variants) {
     const spec =
-      v === RG_VARIANT ? 'rg keyword baseline' : v === FILE_BM25_VARIANT ? 'BM25 over whole source files (baseline)' : opts.variants.get(v) || '(default environment)';
+      v === RG_VARIANT
+        ? 'rg keyword baseline'
+        : v === FILE_BM25_VARIANT
+          ? 'BM25 over whole source files, tests weighted 0.7 (baseline)'
+          : v === SRC_BM25_VARIANT
+            ? 'BM25 over whole non-test source files (baseline)'
+            : opts.variants.get(v) || '(default environment)';
     console.log(`  ${v}: ${spec}`);
   }
   if (opts.json) {
@@ -566,7 +650,7 @@ async function main() {
       tasks_files: opts.tasks.map((file) => path.relative(PROJECT, path.resolve(file))),
       top_k: TOP_K,
       split: opts.split,
-      variants: Object.fromEntries(variants.map((v) => [v, v === RG_VARIANT ? 'rg' : v === FILE_BM25_VARIANT ? 'bm25file' : opts.variants.get(v)])),
+      variants: Object.fromEntries(variants.map((v) => [v, v === RG_VARIANT || v === FILE_BM25_VARIANT || v === SRC_BM25_VARIANT ? v : opts.variants.get(v)])),
       summary,
       tasks: entries,
     };

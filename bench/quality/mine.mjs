@@ -51,13 +51,22 @@ export const REPOS = [
     head: '46b620860af930eedc193a705eaf7cea5aec89a6',
     exts: ['java'],
   },
+  // TypeScript monorepos with docs sites, benchmarks, project templates, examples and playgrounds
+  // beside their packages, where a short fix description has to find the package's source among
+  // them. Only fix commits (`fix:`, `fix(scope):`, "Fix …"), the kind of task agents get most.
+  ...[
+    ['svelte-kit', 'https://github.com/sveltejs/kit', 'aa810a04146b98b77592f7b384347140d29ff599'],
+    ['nuxt', 'https://github.com/nuxt/nuxt', '4e0099839c3ea0483e6dc639e4be6d9bdffc3e56'],
+    ['unocss', 'https://github.com/unocss/unocss', 'a441ef4d8b14a20c0b3551383ae1b1e96940c0d2'],
+    ['astro', 'https://github.com/withastro/astro', '99d3d3dbbfa4fd7b128a056337f1a719437a7377'],
+  ].map(([name, url, head]) => ({ name, url, head, exts: ['ts', 'tsx', 'mts', 'cts', 'js', 'jsx', 'mjs', 'cjs'], fixesOnly: true })),
 ];
 
 /** Directory names whose files never count as source: tests, fixtures, docs, examples, tooling. */
 const NON_SOURCE_DIRS = new Set([
   'test', 'tests', '__tests__', '__mocks__', '__testfixtures__', '__fixtures__', 'fixtures', 'testing',
-  'e2e', 'docs', 'doc', 'www', 'examples', 'example', 'scripts', 'bench', 'benchmarks', '.github',
-  '.changeset', '.vscode', '.husky',
+  'e2e', 'docs', 'doc', 'www', 'examples', 'example', 'scripts', 'bench', 'benchmarks', 'benchmark', '.github',
+  '.changeset', '.vscode', '.husky', 'playground', 'playgrounds', 'templates', 'template', '__snapshots__',
 ]);
 
 /** Conventional-commit types (and area prefixes) whose commits are not code changes worth a task. */
@@ -93,7 +102,7 @@ export function isSource(file, exts) {
   if (dot <= 0 || base.startsWith('.')) return false; // no extension, or a dotfile such as .eslintrc.js
   if (!exts.includes(base.slice(dot + 1).toLowerCase())) return false;
   const dirs = file.split('/').slice(0, -1);
-  if (dirs.some((d) => NON_SOURCE_DIRS.has(d.toLowerCase()))) return false;
+  if (dirs.some((d) => NON_SOURCE_DIRS.has(d.toLowerCase()) || /^templates?-/i.test(d))) return false; // create-*/template-react
   if (/\.(test|spec|bench|stories|config)\.[^.]+$/i.test(base)) return false; // foo.test.ts, vitest.config.ts
   if (/\.test-d\.[^.]+$/i.test(base)) return false; // type tests
   if (/^(test_.*|.*_test|conftest)\.pyi?$/i.test(base)) return false;
@@ -177,6 +186,7 @@ export function eligible(repo, clone) {
   for (const rec of log.split(END)) {
     const [hash, parents, subject, body] = rec.replace(/^\n+/, '').split(SEP);
     if (!hash || !parents || parents.includes(' ')) continue; // root or merge commit
+    if (repo.fixesOnly && !isFix(subject)) continue;
     const query = queryFor(subject, body ?? '');
     if (!query) continue;
     const changed = git(clone, ['diff-tree', '--no-commit-id', '-r', '--no-renames', '--name-only', parents, hash])
@@ -187,6 +197,12 @@ export function eligible(repo, clone) {
     out.push({ hash, parent: parents, subject, query, sources });
   }
   return out;
+}
+
+/** A fix commit: `fix:`, `fix(scope):`, `[fix]`, or a subject starting "Fix", "Fixes", "Fixed". */
+export function isFix(subject) {
+  const { type } = splitPrefix(subject);
+  return type === 'fix' || (type === '' && /^fix(es|ed)?\b/i.test(subject.trim()));
 }
 
 /** Keep only sources that exist in the parent tree (pure additions have no gold yet). */
