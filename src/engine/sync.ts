@@ -14,7 +14,8 @@ import { within } from '../core/within.js';
 import { type FileState, NO_CONTENT_HASH, type NewChunk, type NewFile } from '../index/model.js';
 import { hasAdapter } from '../lang/index.js';
 import { languageOf } from '../scan/language.js';
-import { readSource } from '../scan/read-source.js';
+import { type RepoLayout, isLayoutSource, learnLayout } from '../scan/layout.js';
+import { type ReadLimits, readSource } from '../scan/read-source.js';
 import { describeSecret } from '../safety/secrets.js';
 import { configLimits, indexConfigKey } from '../core/config.js';
 import { RepoScope } from '../scan/scope.js';
@@ -207,7 +208,8 @@ export async function* runSync(
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
 
   // A config edit that needs no rebuild still commits (an empty generation), to record the new config hash.
-  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash) {
+  // So does an index written before layouts were learned, to learn its repository's.
+  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash && base.meta.layout !== undefined) {
     // A damaged kept history read from git again changes no indexed file's field here: keep the sound one.
     if (loaded?.unkept) await keepHistory(store.control, loaded.history);
     await store.tidy();
@@ -331,6 +333,7 @@ export async function* runSync(
     // has not read, instead of trusting folder times to say nothing was added.
     const tree = partial ? { dirs: [{ path: '', mtimeMs: -1, ctimeMs: -1 }], controls: changes.tree.controls } : changes.tree;
     await writer.setTree(tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
+    const layout = layoutOf(root, readLimits, incremental ? base : undefined, changes);
     const durationMs = Math.round(performance.now() - started);
     const result = await writer.commit({
       config_hash: ctx.loaded.hash,
@@ -341,6 +344,7 @@ export async function* runSync(
       synced_at: new Date().toISOString(),
       duration_ms: durationMs,
       ...(partial ? { partial } : {}),
+      layout,
     });
     committed = true;
     // A history read from git this time is kept for the next sync; the kept copy itself needs no rewrite.
@@ -441,6 +445,25 @@ function recordGitDirty(
 }
 
 /** The summary of a sync that found nothing to do. */
+/**
+ * The repository's layout for the new generation: the base's when no manifest or attribute file
+ * changed, else learned again from every file the generation catalogues.
+ */
+function layoutOf(root: string, limits: ReadLimits, base: IndexView | undefined, changes: Changes): RepoLayout {
+  const touches = changes.removed.some(isLayoutSource) || changes.changed.some((file) => isLayoutSource(file.path));
+  if (base?.meta.layout && !touches) return base.meta.layout;
+  const paths = new Set(changes.changed.map((file) => file.path));
+  if (base) {
+    const catalog = base.catalog();
+    const removed = new Set(changes.removed);
+    for (let i = 0; i < catalog.count; i++) if (!removed.has(catalog.path(i))) paths.add(catalog.path(i));
+  }
+  return learnLayout([...paths], (path, maxBytes) => {
+    const read = readSource(join(root, path), { ...limits, maxBytes: Math.min(maxBytes, limits.maxBytes) });
+    return read.ok ? read.text : undefined;
+  });
+}
+
 function noChange(base: IndexView, changes: Changes, errors: SoftError[], started: number): SyncSummary {
   const meta = base.meta;
   return {

@@ -1,22 +1,36 @@
+import type { LayoutRole } from './layout.js';
 import { isTestPath } from './test-paths.js';
 
 /**
  * What a file is for, by its path: the code an agent edits (`source`), or something around it
  * that answers "where is this handled?" less often. Prose and data files are told by language;
- * generated code is also told by content at sync time (`looksGenerated`).
+ * generated code is also told by content at sync time (`looksGenerated`); what a repository
+ * declares about its folders (workspaces, `.gitattributes`) comes first (`learnLayout`).
  */
-export type PathRole = 'source' | 'test' | 'example' | 'vendored' | 'generated';
+export type PathRole = 'source' | 'test' | LayoutRole;
 
-const EXAMPLE_DIR = /(^|\/)(examples?|samples?|demos?|playground|sandbox)\//i;
+const EXAMPLE_DIR = /(^|\/)(examples?|samples?|demos?|playgrounds?|sandbox)\//i;
 const VENDORED_DIR = /(^|\/)(vendor|vendored|third[_-]?party|external)\//i;
 const GENERATED_PATH = /(\.min\.(js|css)$)|(\.pb\.go$)|(_pb2(_grpc)?\.pyi?$)|(\.generated\.[^/]+$)|(\.g\.(dart|cs)$)|(\.designer\.cs$)|((^|\/)(generated|__generated__)\/)/i;
+const BENCH_DIR = /(^|\/)(bench|benches|benchmarks?)\//i;
+const TEMPLATE_DIR = /(^|\/)(templates?|templates?-[^/]+)\//i;
+const DOCS_DIR = /(^|\/)(docs?|documentation|website|\.changeset|\.github)\//i;
+/** Release notes: each line a past change's description, which a query about a change matches word for word. */
+const RELEASE_NOTES = /(^|\/)(change-?log|changes|history|releases?|release-notes)(\.(md|markdown|txt|rst|adoc))?$/i;
 
-/** The role of a path (tests first: a test under examples/ is a test). */
-export function pathRole(path: string): PathRole {
+/**
+ * The role of a path (tests first: a test under examples/ is a test); `declared` is what the
+ * repository's layout says of it, which comes before folder names.
+ */
+export function pathRole(path: string, declared?: LayoutRole | 'source'): PathRole {
   if (isTestPath(path)) return 'test';
+  if (declared !== undefined) return declared;
   if (GENERATED_PATH.test(path)) return 'generated';
   if (VENDORED_DIR.test(path)) return 'vendored';
   if (EXAMPLE_DIR.test(path)) return 'example';
+  if (BENCH_DIR.test(path)) return 'bench';
+  if (TEMPLATE_DIR.test(path)) return 'template';
+  if (DOCS_DIR.test(path) || RELEASE_NOTES.test(path)) return 'docs';
   return 'source';
 }
 

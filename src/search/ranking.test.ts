@@ -86,17 +86,17 @@ describe('structure signals change the ranking the way they claim', () => {
 
   it('prose: the same text ranks lower in Markdown than in code', async () => {
     const text = 'export function renderWidget(frame: number) { return frame; }\n';
-    const root = makeRepo({ 'docs/widget.md': text, 'lib/widget.ts': text });
+    const root = makeRepo({ 'notes/widget.md': text, 'lib/widget.ts': text });
     const boosted = await createEngine({ root }).search({ q: 'render widget frame' });
-    expect(boosted.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'docs/widget.md']);
+    expect(boosted.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'notes/widget.md']);
     // The prose weight alone, every other signal off: without it the two tie; with it Markdown scores exactly that factor less.
     const q = { q: 'render widget frame' };
     const score = (report: typeof boosted, path: string) => report.results.find((hit) => hit.path === path)!.score;
     const plain = await createEngine({ root, ranking: PLAIN_BM25 }).search(q);
     const prose = await createEngine({ root, ranking: { ...PLAIN_BM25, prose: DEFAULT_RANKING.prose } }).search(q);
-    expect(score(plain, 'docs/widget.md')).toBe(score(plain, 'lib/widget.ts'));
-    expect(prose.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'docs/widget.md']);
-    expect(score(prose, 'docs/widget.md') / score(prose, 'lib/widget.ts')).toBeCloseTo(DEFAULT_RANKING.prose, 2);
+    expect(score(plain, 'notes/widget.md')).toBe(score(plain, 'lib/widget.ts'));
+    expect(prose.results.map((hit) => hit.path)).toEqual(['lib/widget.ts', 'notes/widget.md']);
+    expect(score(prose, 'notes/widget.md') / score(prose, 'lib/widget.ts')).toBeCloseTo(DEFAULT_RANKING.prose, 2);
   });
 
   it('idf mode ignores every structure signal (seed 000 formula exactly)', async () => {
@@ -236,6 +236,48 @@ describe('file roles and mentions', () => {
     expect(why['examples/invoice.ts']).toContain('role:example×0.5');
     expect(why['vendor/invoice.ts']).toContain('role:vendored×0.5');
     expect(why['src/gen/invoice.ts']).toContain('role:generated×0.5');
+  });
+
+  it('what the repository declares about its folders (workspaces, .gitattributes) ranks templates, apps and docs sites below its packages', async () => {
+    const manifest = (fields: object): string => `${JSON.stringify(fields)}\n`;
+    const root = makeRepo({
+      'package.json': manifest({ private: true, workspaces: ['packages/*', 'apps/*'] }),
+      'packages/core/package.json': manifest({ name: 'core' }),
+      'packages/core/src/invoice.ts': code,
+      'packages/create/package.json': manifest({ name: 'create', bin: 'index.js' }),
+      'packages/create/starter-basic/package.json': manifest({ name: 'starter', private: true }),
+      'packages/create/starter-basic/src/invoice.ts': code,
+      'apps/try/package.json': manifest({ name: 'try', private: true, dependencies: { core: '*' } }),
+      'apps/try/invoice.ts': code,
+      '.gitattributes': 'manual/** linguist-documentation\n',
+      'manual/invoice.ts': code,
+    });
+    const engine = createEngine({ root });
+    const report = await engine.search({ q: 'parse invoice total' });
+    expect(report.results[0]!.path).toBe('packages/core/src/invoice.ts');
+    const why = Object.fromEntries(report.results.map((hit) => [hit.path, hit.why]));
+    expect(why['packages/create/starter-basic/src/invoice.ts']).toContain('role:template×0.5');
+    expect(why['apps/try/invoice.ts']).toContain('role:example×0.5');
+    expect(why['manual/invoice.ts']).toContain('role:docs×0.5');
+    // A query that names the role weighs it fully.
+    const asked = await engine.search({ q: 'parse invoice total starter' });
+    expect(asked.results.find((hit) => hit.path === 'packages/create/starter-basic/src/invoice.ts')!.why.some((entry) => entry.startsWith('role:'))).toBe(false);
+    // A manifest edit is learned by the next sync: the app joins what the workspace publishes.
+    writeFileSync(join(root, 'apps/try/package.json'), manifest({ name: 'try' }));
+    await engine.sync();
+    const again = await engine.search({ q: 'parse invoice total' });
+    expect(again.results.find((hit) => hit.path === 'apps/try/invoice.ts')!.why.some((entry) => entry.startsWith('role:'))).toBe(false);
+  });
+
+  it('the first results come from distinct files: a second chunk of the top file waits its turn', async () => {
+    const fn = (name: string, extra: string): string => `export function ${name}(invoice: Invoice) {\n${Array.from({ length: 40 }, (_, i) => `  const total${i} = invoice.total * ${i}; // ${extra}\n`).join('')}  return invoice.total;\n}\n`;
+    const root = makeRepo({
+      'src/alpha.ts': `${fn('first', 'invoice total')}\n${fn('second', 'invoice total')}`,
+      'src/beta.ts': fn('third', 'unrelated'),
+    });
+    const paths = async (ranking?: typeof DEFAULT_RANKING): Promise<string[]> => (await createEngine({ root, ...(ranking ? { ranking } : {}) }).search({ q: 'invoice total' })).results.map((hit) => hit.path);
+    expect(await paths({ ...DEFAULT_RANKING, distinct: 0 })).toEqual(['src/alpha.ts', 'src/alpha.ts', 'src/beta.ts']);
+    expect(await paths()).toEqual(['src/alpha.ts', 'src/beta.ts', 'src/alpha.ts']);
   });
 
   it('a short query that names a role ("tests") weighs that role fully; a long report that says "test" in passing does not', async () => {

@@ -1,3 +1,4 @@
+import type { RepoLayout } from '../scan/layout.js';
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import type { FileStamp } from '../core/stat.js';
 import type { ChunkRecord, CorpusStats, FileRecord, NewFile, PostingList, Tree } from '../index/model.js';
@@ -53,6 +54,12 @@ export interface IndexMeta {
    * adds the rest. Absent from complete generations.
    */
   readonly partial?: { readonly files: number; readonly of: number };
+  /**
+   * What the repository declares about its folders (workspaces, `.gitattributes`): docs sites,
+   * benchmarks, templates, examples. Ranking weighs their files' roles by it. Absent in indexes
+   * written before it was learned (the next sync learns it).
+   */
+  readonly layout?: RepoLayout;
 }
 
 /** What the writer of a generation supplies; the store fills in versions, the generation number and counts. */

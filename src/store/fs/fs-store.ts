@@ -11,6 +11,7 @@ import { ArtifactFile, ArtifactWriter, fileSink } from '../../index/format.js';
 import { MANIFEST_KIND, type Manifest, type SegmentRef, decodeManifest, encodeManifest } from '../../index/manifest.js';
 import type { NewFile, Tree } from '../../index/model.js';
 import { Segment, SegmentBuilder } from '../../index/segment.js';
+import { LayoutSchema } from '../../scan/layout.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
 import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
@@ -37,6 +38,7 @@ const MetaFileSchema = z.object({
   synced_at: z.string(),
   duration_ms: z.number(),
   partial: z.optional(z.object({ files: z.int(), of: z.int() })),
+  layout: z.optional(LayoutSchema),
 });
 type MetaFile = z.infer<typeof MetaFileSchema>;
 
@@ -583,6 +585,7 @@ class FsGenerationWriter implements GenerationWriter {
       synced_at: draft.synced_at,
       duration_ms: draft.duration_ms,
       ...(draft.partial === undefined ? {} : { partial: draft.partial }),
+      ...(draft.layout === undefined ? {} : { layout: draft.layout }),
     };
     store.writeMeta(body);
     crashPoint('committed');

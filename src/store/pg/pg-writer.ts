@@ -290,6 +290,7 @@ export class PgGenerationWriter implements GenerationWriter {
         synced_at: draft.synced_at,
         duration_ms: draft.duration_ms,
         ...(draft.partial === undefined ? {} : { partial: draft.partial }),
+        ...(draft.layout === undefined ? {} : { layout: draft.layout }),
       };
       await session.query(
         `UPDATE repos SET generation = $2, meta = $3, tree = $4, last_indexed_commit = $5, index_status = 'ready', last_indexed_at = now()
