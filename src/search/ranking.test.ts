@@ -280,6 +280,22 @@ describe('file roles and mentions', () => {
     expect(await paths()).toEqual(['src/alpha.ts', 'src/beta.ts', 'src/alpha.ts']);
   });
 
+  it('a long report is searched with the terms code holds, not those only a changelog holds', async () => {
+    const rare = Array.from({ length: 40 }, (_, i) => `zq${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}release`);
+    const root = makeRepo({
+      'CHANGELOG.md': `# Changes\n\n${rare.map((word) => `- ${word}`).join('\n')}\n`,
+      'src/rules/hoisting.ts': 'export function checkHoisting(declaration) { return declaration.kind === "var"; }\n',
+      'src/rules/scope.ts': 'export function declarationScope(declaration) { return declaration.scope; }\n',
+      'src/rules/other.ts': 'export function hoistingOther(declaration) { return declaration; }\n',
+    });
+    const report = await createEngine({ root }).search({ q: `${rare.join(' ')} the declaration hoisting check of its kind and scope is wrong` });
+    expect(report.results[0]!.path).toBe('src/rules/hoisting.ts');
+    expect(report.results.map((hit) => hit.path)).not.toContain('CHANGELOG.md');
+    // Where code holds too few of a long query's words, the rest are searched too.
+    const docsOnly = await createEngine({ root }).search({ q: `${rare.join(' ')} hoisting` });
+    expect(docsOnly.results.map((hit) => hit.path)).toContain('CHANGELOG.md');
+  });
+
   it('a short query that names a role ("tests") weighs that role fully; a long report that says "test" in passing does not', async () => {
     const root = makeRepo({ 'src/__tests__/invoice.ts': code, 'src/zinvoice.ts': code });
     const engine = createEngine({ root });

@@ -346,11 +346,41 @@ export async function selectQueryTerms(view: IndexView, query: string): Promise<
     .filter((entry) => entry.df > 0)
     .map((entry) => ({ ...entry, weight: Math.log(1 + (n - entry.df + 0.5) / (entry.df + 0.5)) * (1 + Math.log(counts.get(entry.term)!)) }));
   weighted.sort((a, b) => b.weight - a.weight || a.i - b.i);
-  return weighted
+  // A term only prose holds (a version number in a changelog, a pull request template's checkbox
+  // text) finds no code: it would give every one of the few places to the file that holds it.
+  // Terms that code holds are the query; prose-only ones only when code holds too few of them.
+  const roles = await fileRoles(view);
+  const chosen: typeof weighted = [];
+  const proseOnly: typeof weighted = [];
+  const prose = ROLE_CODE.get('prose')!;
+  const docs = ROLE_CODE.get('docs')!;
+  const looked = weighted.slice(0, MAX_QUERY_TERMS * PROSE_LOOKAHEAD);
+  for (let from = 0; from < looked.length && chosen.length < MAX_QUERY_TERMS; from += MAX_QUERY_TERMS) {
+    const batch = looked.slice(from, from + MAX_QUERY_TERMS);
+    const lists = await view.postings(batch.map((entry) => entry.term));
+    batch.forEach((entry, k) => {
+      const docsOf = lists[k]?.docs;
+      let inCode = false;
+      if (docsOf) {
+        for (let j = 0; j < docsOf.length && !inCode; j++) {
+          const role = roles[view.docFile[docsOf[j]!]!]!;
+          inCode = role !== prose && role !== docs;
+        }
+      }
+      (inCode && chosen.length < MAX_QUERY_TERMS ? chosen : proseOnly).push(entry);
+    });
+  }
+  const rest = chosen.length >= MIN_CODE_TERMS ? [] : [...proseOnly, ...weighted.slice(looked.length)].sort((a, b) => b.weight - a.weight || a.i - b.i);
+  return [...chosen, ...rest]
     .slice(0, MAX_QUERY_TERMS)
     .sort((a, b) => a.i - b.i)
     .map((entry) => entry.term);
 }
+
+/** How far past the first MAX_QUERY_TERMS a long query's terms are looked at for ones code holds (in multiples of it). */
+const PROSE_LOOKAHEAD = 4;
+/** A long query with fewer terms that code holds is searched with its prose-only terms as well. */
+const MIN_CODE_TERMS = 4;
 
 /** One query's working state: per-chunk scores and matched-term masks, and the candidates touched. */
 interface QueryState extends Scratch {
