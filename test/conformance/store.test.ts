@@ -103,6 +103,20 @@ for (const backend of testBackends()) {
       expect((await store.readMeta())!.partial).toBeUndefined();
     });
 
+    it('keeps the layout a generation records (what the repository declares about its folders), as written', async () => {
+      const { store } = fresh();
+      const layout = {
+        folders: [{ folder: 'packages/create/template-react', role: 'template', why: 'not-a-workspace-package' }],
+        attributes: [{ pattern: 'site/**', role: 'docs' }, { pattern: 'site/api/**', role: 'source' }],
+      } as const;
+      const writer = await store.beginGeneration(undefined);
+      await writer.add(file('src/a.ts', ['alpha one'], 1));
+      await writer.setTree(TREE, []);
+      await writer.commit({ ...DRAFT, layout });
+      expect((await store.readMeta())!.layout).toEqual(layout);
+      expect((await store.open()).meta.layout).toEqual(layout);
+    });
+
     it('the stamp changes with every commit and not with an abort, which leaves no trace', async () => {
       const { store } = fresh();
       await commit(store, [file('src/a.ts', ['alpha'], 1)]);
