@@ -37,7 +37,7 @@ describe('structure signals change the ranking the way they claim', () => {
     const boosted = await createEngine({ root }).search({ q: 'retry policy backoff' });
     expect(plain.results[0]!.path).toBe('src/net/client.ts');
     expect(boosted.results[0]!.path).toBe('src/retry/policy.ts');
-    expect(boosted.results[0]!.why).toEqual(['retry', 'policy', 'backoff', 'path:retry', 'path:policy']);
+    expect(boosted.results[0]!.why.filter((entry) => !entry.startsWith('whole-file:'))).toEqual(['retry', 'policy', 'backoff', 'path:retry', 'path:policy']);
     expect(plain.results[0]!.why).toEqual(['retry', 'policy']);
   });
 
@@ -60,7 +60,8 @@ describe('structure signals change the ranking the way they claim', () => {
       'src/a/queue.ts': `${chunk}\n${filler(130)}\nexport function tick() { return 'scheduler deadline'; }\n`,
       'src/b/queue.ts': `${chunk}\n${filler(130)}\nexport function tock() { return 'unrelated words'; }\n`,
     });
-    const without = await createEngine({ root, ranking: { ...DEFAULT_RANKING, file: 0 } }).search({ q: 'flush queue scheduler deadline' });
+    // The whole-file score also tells the two files apart: off too, to see this signal alone.
+    const without = await createEngine({ root, ranking: { ...DEFAULT_RANKING, file: 0, whole: 0 } }).search({ q: 'flush queue scheduler deadline' });
     const withFile = await createEngine({ root }).search({ q: 'flush queue scheduler deadline' });
     const first = (report: typeof withFile) => report.results.find((hit) => hit.why.includes('flush'))!;
     expect(first(withFile).path).toBe('src/a/queue.ts');
@@ -278,6 +279,21 @@ describe('file roles and mentions', () => {
     const paths = async (ranking?: typeof DEFAULT_RANKING): Promise<string[]> => (await createEngine({ root, ...(ranking ? { ranking } : {}) }).search({ q: 'invoice total' })).results.map((hit) => hit.path);
     expect(await paths({ ...DEFAULT_RANKING, distinct: 0 })).toEqual(['src/alpha.ts', 'src/alpha.ts', 'src/beta.ts']);
     expect(await paths()).toEqual(['src/alpha.ts', 'src/beta.ts', 'src/alpha.ts']);
+  });
+
+  it("whole file: a chunk's file scored as one document adds to its score, more for a file that is about the query throughout", async () => {
+    const fn = (name: string, body: string): string => `export function ${name}() {\n${Array.from({ length: 40 }, (_, i) => `  const v${i} = ${i}; // ${body}\n`).join('')}}\n`;
+    const root = makeRepo({
+      'src/refunds.ts': `${fn('issueRefund', 'refund the invoice')}\n${fn('voidRefund', 'refund voided')}\n${fn('listRefunds', 'refund list')}`,
+      'src/misc.ts': `${fn('issueRefundOnce', 'refund the invoice')}\n${fn('paint', 'colour')}\n${fn('draw', 'shape')}`,
+    });
+    const bonus = (why: readonly string[]): number => Number(why.find((entry) => entry.startsWith('whole-file:+'))?.slice('whole-file:+'.length) ?? 0);
+    const report = await createEngine({ root }).search({ q: 'refund invoice' });
+    const first = (path: string) => report.results.find((hit) => hit.path === path)!;
+    expect(bonus(first('src/refunds.ts').why)).toBeGreaterThan(bonus(first('src/misc.ts').why));
+    expect(bonus(first('src/misc.ts').why)).toBeGreaterThan(0);
+    const off = await createEngine({ root, ranking: { ...DEFAULT_RANKING, whole: 0 } }).search({ q: 'refund invoice' });
+    expect(off.results.every((hit) => hit.why.every((entry) => !entry.startsWith('whole-file:')))).toBe(true);
   });
 
   it('a long report is searched with the terms code holds, not those only a changelog holds', async () => {

@@ -32,6 +32,8 @@ export interface RankingProfile {
   readonly forms: number;
   /** Inflections are tried only for queries of at most this many terms (questions, not pasted reports). */
   readonly formsUpTo: number;
+  /** Weight of the chunk's file scored by BM25 as one document (all its chunks' terms), added to the chunk's score; 0 = off. */
+  readonly whole: number;
   /** How many leading results come from distinct files (a file's second chunk waits); 0 = score order throughout. */
   readonly distinct: number;
   /** `hybrid`: weight of the vector ranking against the lexical one (whose weight is 1). */
@@ -43,10 +45,10 @@ export interface RankingProfile {
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, docs: 0.5, forms: 0.5, formsUpTo: 8, distinct: 5, vector: 0.25, fusion: 0, rrfK: 60 };
+export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, docs: 0.5, forms: 0.5, formsUpTo: 8, whole: 0.5, distinct: 5, vector: 0.25, fusion: 0, rrfK: 60 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
-export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, history: 0, mention: 0, aux: 1, docs: 1, forms: 0, formsUpTo: 0, distinct: 0, vector: 1, fusion: 0, rrfK: 60 };
+export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, history: 0, mention: 0, aux: 1, docs: 1, forms: 0, formsUpTo: 0, whole: 0, distinct: 0, vector: 1, fusion: 0, rrfK: 60 };
 
 const KEYS = Object.keys(DEFAULT_RANKING) as (keyof RankingProfile)[];
 

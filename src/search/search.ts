@@ -107,7 +107,7 @@ function takeScratch(view: IndexView): Scratch {
     scores: new Float64Array(n),
     masks: new Uint32Array(n),
     touched: new Uint32Array(n),
-    files: { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots) },
+    files: { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots), tf: new Float64Array(view.fileSlots), whole: new Float64Array(view.fileSlots), seen: new Uint32Array(view.fileSlots) },
   };
 }
 
@@ -185,7 +185,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       collectCandidates(state, lists.content);
       scoreIdf(state, lists.content);
     } else {
-      const idf = scoreBm25(state, lists.content);
+      const idf = scoreBm25(state, lists.content, rank.whole > 0 ? files : undefined);
       terms.forEach((term, t) => words.set(term, { term, weight: idf[t]! }));
       for (const { form, term } of forms) words.set(form, { term: terms[term]!, weight: rank.forms * idf[term]! });
       scoreForms(state, forms, lists.forms, rank.forms);
@@ -199,7 +199,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
     if (lexical === 'bm25') {
-      const signals: Signals = { terms, rank, lists, forms, fileMasks: files.mask, roles, weights: roleWeight, mentioned };
+      const signals: Signals = { terms, rank, lists, forms, fileMasks: files.mask, roles, weights: roleWeight, mentioned, wholeFile: files.whole };
       explained = ranked.map((id) => (state.masks[id] === 0 ? [] : explain(state, signals, id)));
     }
     if (similarity) explained = ranked.map((id, i) => [...(explained[i] ?? []), ...(similarity.has(id) ? [`vector:${similarity.get(id)!.toFixed(2)}`] : [])]);
@@ -425,27 +425,56 @@ function scoreIdf(state: QueryState, lists: readonly (PostingList | undefined)[]
 }
 
 /** BM25 over chunk text; returns each query term's idf (0 for terms not in the index). */
-function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[]): Float64Array {
+function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[], files?: FileScratch): Float64Array {
   const n = state.view.stats.chunkCount;
   const norms = docNorms(state.view);
   const { allowed, masks, scores, touched } = state;
   const chunkFile = state.view.docFile;
   const idfs = new Float64Array(lists.length);
+  // Whole files as documents too (`files`): each term's frequency summed over a file's chunks.
+  const fileNorm = files ? fileNorms(state.view) : undefined;
   lists.forEach((list, t) => {
     if (!list) return;
     const idf = bm25Idf(n, list.df);
     idfs[t] = idf;
     const bit = 1 << t;
     const { docs, tfs } = list;
+    let seen = 0;
     for (let i = 0; i < docs.length; i++) {
       const id = docs[i]!;
-      if (allowed && allowed[chunkFile[id]!] === 0) continue;
+      const file = chunkFile[id]!;
+      if (allowed && allowed[file] === 0) continue;
       if (masks[id] === 0) touched[state.count++] = id;
       masks[id]! |= bit;
       scores[id]! += bm25Weight(idf, tfs[i]!, norms[id]!);
+      if (files) {
+        if (files.tf[file] === 0) files.seen[seen++] = file;
+        files.tf[file]! += tfs[i]!;
+      }
+    }
+    if (files) {
+      for (let k = 0; k < seen; k++) {
+        const file = files.seen[k]!;
+        files.whole[file]! += bm25Weight(idf, files.tf[file]!, fileNorm![file]!);
+        files.tf[file] = 0;
+      }
     }
   });
   return idfs;
+}
+
+const fileNormCache = new WeakMap<IndexView, Float64Array>();
+
+/** Every file's BM25 length norm as one document (the tokens of all its chunks), once per loaded index. */
+function fileNorms(view: IndexView): Float64Array {
+  let norms = fileNormCache.get(view);
+  if (norms) return norms;
+  const lengths = new Float64Array(view.fileSlots);
+  for (let id = 0; id < view.docCount; id++) lengths[view.docFile[id]!]! += view.docTokens[id]!;
+  const avg = (view.stats.avgChunkTokens * view.stats.chunkCount) / Math.max(1, view.stats.fileCount);
+  norms = lengths.map((length) => bm25Norm(length, avg));
+  fileNormCache.set(view, norms);
+  return norms;
 }
 
 const normCache = new WeakMap<IndexView, Float64Array>();
@@ -553,6 +582,11 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 interface FileScratch {
   readonly mask: Uint32Array;
   readonly add: Float64Array;
+  /** One term's frequency in each file (zeroed after each term), and the files it was seen in. */
+  readonly tf: Float64Array;
+  readonly seen: Uint32Array;
+  /** Each file's BM25 score as one document (its chunks' terms together). */
+  readonly whole: Float64Array;
 }
 
 /** Zero what a query set: its candidates' scores and masks, and their files' scratch entries. */
@@ -564,6 +598,7 @@ function clearScratch(state: QueryState, files: FileScratch): void {
     const file = chunkFile[id]!;
     files.mask[file] = 0;
     files.add[file] = 0;
+    files.whole[file] = 0;
     scores[id] = 0;
     masks[id] = 0;
   }
@@ -606,6 +641,7 @@ function applyFileSignals(
       if (elsewhere !== 0) for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
     }
     if (rank.coord > 0) score *= coverage[popcount(inFile)]!;
+    score += rank.whole * files.whole[file]!;
     score *= weights[roles[file]!]!;
     score += files.add[file]!;
     if (mentions && mentioned.has(file)) score *= 1 + rank.mention;
@@ -643,11 +679,13 @@ interface Signals {
   readonly roles: Uint8Array;
   readonly weights: Float64Array;
   readonly mentioned: ReadonlySet<number>;
+  /** Each candidate file's whole-file BM25 score (0 when the profile does not weigh it). */
+  readonly wholeFile: Float64Array;
 }
 
 /** The structure signals that changed one ranked chunk's score, as `signal:detail` (see SearchHit.why). */
 function explain(state: QueryState, signals: Signals, id: number): string[] {
-  const { terms, rank, lists, forms, fileMasks, roles, weights, mentioned } = signals;
+  const { terms, rank, lists, forms, fileMasks, roles, weights, mentioned, wholeFile } = signals;
   const { view, masks } = state;
   const file = view.docFile[id]!;
   const out: string[] = [];
@@ -675,6 +713,7 @@ function explain(state: QueryState, signals: Signals, id: number): string[] {
     });
   }
   if (mentioned.has(file) && rank.mention > 0) out.push(`mention:×${1 + rank.mention}`);
+  if (rank.whole > 0 && wholeFile[file]! > 0) out.push(`whole-file:+${(rank.whole * wholeFile[file]!).toFixed(2)}`);
   const role = roles[file]!;
   if (weights[role] !== 1) out.push(`role:${ROLES[role]}×${weights[role]}`);
   return out;
