@@ -107,7 +107,7 @@ function takeScratch(view: IndexView): Scratch {
     scores: new Float64Array(n),
     masks: new Uint32Array(n),
     touched: new Uint32Array(n),
-    files: { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots), tf: new Float64Array(view.fileSlots), whole: new Float64Array(view.fileSlots), seen: new Uint32Array(view.fileSlots) },
+    files: { mask: new Uint32Array(view.fileSlots), add: new Float64Array(view.fileSlots), whole: new Float64Array(view.fileSlots) },
   };
 }
 
@@ -439,7 +439,9 @@ function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[
     idfs[t] = idf;
     const bit = 1 << t;
     const { docs, tfs } = list;
-    let seen = 0;
+    // A file's docs are consecutive and postings are in doc order: a file's frequency is a run.
+    let runFile = -1;
+    let runTf = 0;
     for (let i = 0; i < docs.length; i++) {
       const id = docs[i]!;
       const file = chunkFile[id]!;
@@ -447,18 +449,16 @@ function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[
       if (masks[id] === 0) touched[state.count++] = id;
       masks[id]! |= bit;
       scores[id]! += bm25Weight(idf, tfs[i]!, norms[id]!);
-      if (files) {
-        if (files.tf[file] === 0) files.seen[seen++] = file;
-        files.tf[file]! += tfs[i]!;
+      if (fileNorm) {
+        if (file !== runFile) {
+          if (runFile >= 0) files!.whole[runFile]! += bm25Weight(idf, runTf, fileNorm[runFile]!);
+          runFile = file;
+          runTf = 0;
+        }
+        runTf += tfs[i]!;
       }
     }
-    if (files) {
-      for (let k = 0; k < seen; k++) {
-        const file = files.seen[k]!;
-        files.whole[file]! += bm25Weight(idf, files.tf[file]!, fileNorm![file]!);
-        files.tf[file] = 0;
-      }
-    }
+    if (fileNorm && runFile >= 0) files!.whole[runFile]! += bm25Weight(idf, runTf, fileNorm[runFile]!);
   });
   return idfs;
 }
@@ -582,9 +582,6 @@ function addFieldBoost(state: QueryState, lists: readonly (PostingList | undefin
 interface FileScratch {
   readonly mask: Uint32Array;
   readonly add: Float64Array;
-  /** One term's frequency in each file (zeroed after each term), and the files it was seen in. */
-  readonly tf: Float64Array;
-  readonly seen: Uint32Array;
   /** Each file's BM25 score as one document (its chunks' terms together). */
   readonly whole: Float64Array;
 }
