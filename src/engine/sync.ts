@@ -14,7 +14,7 @@ import { within } from '../core/within.js';
 import { type FileState, NO_CONTENT_HASH, type NewChunk, type NewFile } from '../index/model.js';
 import { hasAdapter } from '../lang/index.js';
 import { languageOf } from '../scan/language.js';
-import { type RepoLayout, isLayoutSource, learnLayout } from '../scan/layout.js';
+import { LAYOUT_VERSION, type RepoLayout, isLayoutSource, learnLayout } from '../scan/layout.js';
 import { type ReadLimits, readSource } from '../scan/read-source.js';
 import { describeSecret } from '../safety/secrets.js';
 import { configLimits, indexConfigKey } from '../core/config.js';
@@ -208,8 +208,8 @@ export async function* runSync(
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
 
   // A config edit that needs no rebuild still commits (an empty generation), to record the new config hash.
-  // So does an index written before layouts were learned, to learn its repository's.
-  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash && base.meta.layout !== undefined) {
+  // So does an index whose layout is missing (written before layouts were learned) or was learned by other rules, to learn it.
+  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash && base.meta.layout?.version === LAYOUT_VERSION) {
     // A damaged kept history read from git again changes no indexed file's field here: keep the sound one.
     if (loaded?.unkept) await keepHistory(store.control, loaded.history);
     await store.tidy();
@@ -451,7 +451,7 @@ function recordGitDirty(
  */
 function layoutOf(root: string, limits: ReadLimits, base: IndexView | undefined, changes: Changes): RepoLayout {
   const touches = changes.removed.some(isLayoutSource) || changes.changed.some((file) => isLayoutSource(file.path));
-  if (base?.meta.layout && !touches) return base.meta.layout;
+  if (base?.meta.layout?.version === LAYOUT_VERSION && !touches) return base.meta.layout;
   const paths = new Set(changes.changed.map((file) => file.path));
   if (base) {
     const catalog = base.catalog();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pathRole } from './file-role.js';
-import { isLayoutSource, layoutReader, learnLayout, linguistRules, pnpmWorkspaces } from './layout.js';
+import { makeRepo } from '../../test/helpers.js';
+import { createEngine, openStore } from '../compose.js';
+import { LAYOUT_VERSION, isLayoutSource, layoutReader, learnLayout, linguistRules, pnpmWorkspaces } from './layout.js';
 
 /** A repository as paths and the text of the files the layout reads. */
 function repo(files: Record<string, string>): { paths: string[]; read: (path: string) => string | undefined } {
@@ -24,6 +26,8 @@ describe('learnLayout', () => {
       'docs/package.json': pkg({ name: 'site', private: true }),
       'bench/startup/package.json': pkg({ name: 'bench-startup', private: true }),
       'test/fixtures/app/package.json': pkg({ name: 'fixture' }),
+      // Module-type markers beside source are not projects.
+      'packages/core/src/esm/package.json': pkg({ type: 'module' }),
     });
     const layout = learnLayout(paths, read);
     expect(layout.folders).toEqual([
@@ -98,6 +102,29 @@ describe('learnLayout', () => {
     expect(pathRole('docs/guide/plugin.ts', 'source')).toBe('source');
     expect(pathRole('src/app.ts', 'example')).toBe('example');
     expect(pathRole('playground/app.test.ts', 'example')).toBe('test');
+  });
+
+  it('records the rules it was learned by, so an index learned by older rules learns its layout again', async () => {
+    const { paths, read } = repo({ 'package.json': pkg({ workspaces: ['packages/*'] }), 'packages/a/package.json': pkg({ name: 'a' }) });
+    expect(learnLayout(paths, read).version).toBe(LAYOUT_VERSION);
+    const root = makeRepo({ 'package.json': pkg({ workspaces: ['packages/*'] }), 'packages/a/package.json': pkg({ name: 'a' }), 'packages/a/index.ts': 'export const a = 1;\n', 'demo/package.json': pkg({ name: 'demo' }), 'demo/main.ts': 'export const b = 2;\n' });
+    const store = openStore(root, { kind: 'fs' });
+    const engine = createEngine({ root });
+    await engine.sync();
+    const first = (await store.readMeta())!;
+    expect(first.layout).toEqual({ version: LAYOUT_VERSION, folders: [{ folder: 'demo', role: 'example', why: 'not-a-workspace-package' }], attributes: [] });
+    // Nothing changed: no new generation.
+    await engine.sync();
+    expect((await store.readMeta())!.generation).toBe(first.generation);
+    // A generation whose layout older rules learned: the next sync commits the layout these rules learn, reading no file.
+    const writer = await store.beginGeneration(await store.open());
+    await writer.setTree((await store.open()).catalog().tree, null);
+    await writer.commit({ ...first, layout: { folders: [], attributes: [] } });
+    const summary = await engine.sync();
+    expect(summary.files_scanned).toBe(0);
+    const relearned = (await store.readMeta())!;
+    expect(relearned.generation).toBe(first.generation + 2);
+    expect(relearned.layout).toEqual(first.layout);
   });
 
   it('knows which files it is learned from', () => {

@@ -35,16 +35,22 @@ export interface LayoutAttribute {
 }
 
 export interface RepoLayout {
+  /** The rules it was learned by (LAYOUT_VERSION; absent: the first rules): a layout learned by other rules is learned again. */
+  readonly version?: number;
   /** Deepest first is how they are read; stored sorted by folder. */
   readonly folders: readonly LayoutFolder[];
   /** In file order; the last one that matches a path decides, as git reads them. */
   readonly attributes: readonly LayoutAttribute[];
 }
 
+/** Raised whenever what a layout is learned from, or how, changes. */
+export const LAYOUT_VERSION = 2;
+
 const ROLE_NAMES = ['docs', 'bench', 'template', 'example', 'generated', 'vendored'] as const satisfies readonly LayoutRole[];
 
 /** A layout as an index stores it (meta.json, a database's repository row). */
 export const LayoutSchema = z.object({
+  version: z.optional(z.int()),
   folders: z.readonly(z.array(z.readonly(z.object({ folder: z.string(), role: z.enum(ROLE_NAMES), why: z.enum(['not-a-workspace-package', 'private-app']) })))),
   attributes: z.readonly(z.array(z.readonly(z.object({ pattern: z.string(), role: z.enum([...ROLE_NAMES, 'source']) })))),
 });
@@ -72,7 +78,7 @@ export function learnLayout(paths: readonly string[], read: (path: string, maxBy
     const text = read(file, MAX_MANIFEST_BYTES);
     if (text !== undefined) attributes.push(...linguistRules(text, posix.dirname(file) === '.' ? '' : posix.dirname(file)));
   }
-  return { folders: workspaceRoles(paths, read), attributes };
+  return { version: LAYOUT_VERSION, folders: workspaceRoles(paths, read), attributes };
 }
 
 const LINGUIST: Readonly<Record<string, LayoutRole>> = { 'linguist-documentation': 'docs', 'linguist-generated': 'generated', 'linguist-vendored': 'vendored' };
@@ -110,6 +116,8 @@ interface Manifest {
   readonly private: boolean;
   readonly dependsOn: readonly string[];
   readonly workspaces: readonly string[];
+  /** It names a package, depends on one or runs scripts: a project, not a module-type marker. */
+  readonly project: boolean;
 }
 
 function workspaceRoles(paths: readonly string[], read: (path: string, maxBytes: number) => string | undefined): LayoutFolder[] {
@@ -126,8 +134,11 @@ function workspaceRoles(paths: readonly string[], read: (path: string, maxBytes:
     const folder = posix.dirname(path);
     if (folder === '.') continue;
     if (!isMember(folder)) {
-      // Inside a folder already given a role, a nested project is part of it.
-      if (!roles.some((role) => folder.startsWith(`${role.folder}/`))) roles.push({ folder, role: byName(folder) ?? 'example', why: 'not-a-workspace-package' });
+      // Inside a folder already given a role, a nested project is part of it. A package.json that
+      // names nothing, depends on nothing and runs nothing ({"type": "module"} beside some source)
+      // marks how its folder's files load, not a project.
+      if (roles.some((role) => folder.startsWith(`${role.folder}/`)) || !manifest(path, read)?.project) continue;
+      roles.push({ folder, role: byName(folder) ?? 'example', why: 'not-a-workspace-package' });
       continue;
     }
     const found = manifest(path, read);
@@ -174,6 +185,7 @@ function manifest(path: string, read: (path: string, maxBytes: number) => string
     private: json.private === true,
     dependsOn,
     workspaces: workspaces.filter((w): w is string => typeof w === 'string'),
+    project: typeof json.name === 'string' || dependsOn.length > 0 || (typeof json.scripts === 'object' && json.scripts !== null),
   };
 }
 

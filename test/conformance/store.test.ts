@@ -106,6 +106,7 @@ for (const backend of testBackends()) {
     it('keeps the layout a generation records (what the repository declares about its folders), as written', async () => {
       const { store } = fresh();
       const layout = {
+        version: 2,
         folders: [{ folder: 'packages/create/template-react', role: 'template', why: 'not-a-workspace-package' }],
         attributes: [{ pattern: 'site/**', role: 'docs' }, { pattern: 'site/api/**', role: 'source' }],
       } as const;
