@@ -10,6 +10,7 @@ import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError, isRepodexError } from '../core/errors.js';
 import { type GitHead, readGitHead } from '../core/git.js';
 import { FEATURE_VERSION } from '../core/version.js';
+import { lstatIfExists } from '../core/stat.js';
 import { within } from '../core/within.js';
 import { type FileState, NO_CONTENT_HASH, type NewChunk, type NewFile } from '../index/model.js';
 import { hasAdapter } from '../lang/index.js';
@@ -459,7 +460,11 @@ function layoutOf(root: string, limits: ReadLimits, base: IndexView | undefined,
     for (let i = 0; i < catalog.count; i++) if (!removed.has(catalog.path(i))) paths.add(catalog.path(i));
   }
   return learnLayout([...paths], (path, maxBytes) => {
-    const read = readSource(join(root, path), { ...limits, maxBytes: Math.min(maxBytes, limits.maxBytes) });
+    const absolute = join(root, path);
+    // Only a regular file in the tree is read: a symlinked .gitattributes (the root's is read even
+    // when the walk left it out) may lead out of the repository.
+    if (!lstatIfExists(absolute)?.isFile()) return undefined;
+    const read = readSource(absolute, { ...limits, maxBytes: Math.min(maxBytes, limits.maxBytes) });
     return read.ok ? read.text : undefined;
   });
 }

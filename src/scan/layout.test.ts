@@ -1,3 +1,5 @@
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pathRole } from './file-role.js';
 import { makeRepo } from '../../test/helpers.js';
@@ -125,6 +127,14 @@ describe('learnLayout', () => {
     const relearned = (await store.readMeta())!;
     expect(relearned.generation).toBe(first.generation + 2);
     expect(relearned.layout).toEqual(first.layout);
+  });
+
+  it('reads no .gitattributes or manifest through a symlink (the root\'s may lead out of the repository)', async () => {
+    const outside = makeRepo({ '.gitattributes': 'src/** linguist-generated\n' });
+    const root = makeRepo({ 'src/app.ts': 'export const a = 1;\n' });
+    symlinkSync(join(outside, '.gitattributes'), join(root, '.gitattributes'));
+    await createEngine({ root }).sync();
+    expect((await openStore(root, { kind: 'fs' }).readMeta())!.layout?.attributes).toEqual([]);
   });
 
   it('knows which files it is learned from', () => {
