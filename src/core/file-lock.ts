@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { isErrnoException } from './errors.js';
+import { processExists } from './process.js';
 
 /**
  * How long one attempt waits for the lock before giving up: the work under it takes microseconds,
@@ -29,13 +30,7 @@ function abandoned(lockPath: string): string | undefined {
     throw error;
   }
   const pid = Number(text.trim());
-  if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid) {
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      if (!isErrnoException(error, 'EPERM')) return identity; // ESRCH: no such process
-    }
-  }
+  if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !processExists(pid)) return identity;
   return Date.now() - Number(stat.mtimeMs) > STALE_MS ? identity : undefined;
 }
 

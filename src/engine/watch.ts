@@ -1,7 +1,8 @@
 import type ParcelWatcher from '@parcel/watcher';
 import { type Stats, close, open, rmSync, unlink, unwatchFile, watchFile } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
+import { RepodexError, errorMessage } from '../core/errors.js';
+import { processExists } from '../core/process.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import { SKIP_DIRS } from '../scan/ignore-rules.js';
 import { RepoScope, isOutsideRoot } from '../scan/scope.js';
@@ -237,7 +238,7 @@ export class RepoWatcher {
     const dir = join(this.root, DATA_DIR_NAME);
     for (const name of listDirOrEmpty(dir, 'any')) {
       const pid = COOKIE_NAME.exec(name)?.[1];
-      if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(dir, name), { force: true });
+      if (pid !== undefined && !processExists(Number(pid))) rmSync(join(dir, name), { force: true });
     }
   }
 
@@ -414,16 +415,6 @@ export class RepoWatcher {
       this.pollControls(this.scope);
     }
     return this.scope;
-  }
-}
-
-/** True when a process with this pid exists (a pid we may not signal still exists). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isErrnoException(error, 'EPERM');
   }
 }
 

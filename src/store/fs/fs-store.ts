@@ -5,6 +5,7 @@ import { crashPoint } from '../../core/crash.js';
 import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import { processExists } from '../../core/process.js';
 import { listDirOrEmpty } from '../../core/stat.js';
 import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
 import { ArtifactFile, ArtifactWriter, fileSink } from '../../index/format.js';
@@ -481,12 +482,7 @@ function writerAlive(name: string): boolean {
   const pid = Number(/\.tmp-(\d+)$/.exec(name)?.[1]);
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isErrnoException(error, 'EPERM'); // ESRCH: no such process
-  }
+  return processExists(pid);
 }
 
 /** A generation in the making: new files buffer in a segment builder until commit. */

@@ -3,6 +3,7 @@ import { linkSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
+import { processExists } from '../../core/process.js';
 import { writeFileDurable } from '../../core/fs-atomic.js';
 import type { HeldLock, LockOwner } from '../backend.js';
 
@@ -93,11 +94,7 @@ export function liveness(owner: LockRecord): Liveness {
   if (owner.host !== hostname()) return 'foreign';
   if (owner.boot && BOOT_ID && owner.boot !== BOOT_ID) return 'dead';
   if (!Number.isInteger(owner.pid) || owner.pid <= 0) return 'dead'; // no real process (kill(0) would mean our own group)
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    if (!isErrnoException(error, 'EPERM')) return 'dead'; // ESRCH: no such process
-  }
+  if (!processExists(owner.pid)) return 'dead';
   if (owner.start !== null) {
     const start = processStartTime(owner.pid);
     if (start !== undefined && start !== owner.start) return 'dead'; // the pid was reused by another process
@@ -297,7 +294,8 @@ export function sweepLockLeftovers(lockPath: string, names: readonly string[]): 
       // Its writer's pid is in its name: gone means abandoned (a reused pid only makes it wait for the age rule).
       const writer = Number(/\.(\d+)\.tmp$/.exec(name)?.[1] ?? NaN);
       const stat = statSync(path, { throwIfNoEntry: false });
-      abandoned = stat !== undefined && ((Number.isInteger(writer) && writer !== process.pid && !processExists(writer)) || Date.now() - stat.mtimeMs > UNREADABLE_LEFTOVER_AGE_MS);
+      // A pid that names no single process is judged by age alone.
+      abandoned = stat !== undefined && ((Number.isInteger(writer) && writer > 0 && writer !== process.pid && !processExists(writer)) || Date.now() - stat.mtimeMs > UNREADABLE_LEFTOVER_AGE_MS);
     } else {
       abandoned = liveness(record) === 'dead';
     }
@@ -306,17 +304,6 @@ export function sweepLockLeftovers(lockPath: string, names: readonly string[]): 
     removed.push(name);
   }
   return removed;
-}
-
-/** True while a process with this pid exists on this machine (one we may not signal included). */
-function processExists(pid: number): boolean {
-  if (pid <= 0) return true; // not a real process: judged by age
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isErrnoException(error, 'EPERM');
-  }
 }
 
 /** A leftover's record, 'unreadable' for a partial or foreign file, null when it is gone. */

@@ -1,0 +1,15 @@
+import { isErrnoException } from './errors.js';
+
+/**
+ * True while a process with this pid exists on this machine: signal 0 checks without signalling,
+ * and a process we may not signal (EPERM) exists too; ESRCH means there is none. The caller rules
+ * out pids that name no single process (0 and negatives address process groups).
+ */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isErrnoException(error, 'EPERM');
+  }
+}
