@@ -223,7 +223,12 @@ const BY_NAME: readonly (readonly [RegExp, LayoutRole])[] = [
   [/(^|\/)(examples?|samples?|demos?|playgrounds?|sandbox)(\/|$)/i, 'example'],
 ];
 
-/** A folder's role by the names along its path (what a learned folder is, when its name says). */
+/**
+ * A folder's role by the names along its path (what a learned folder is, when its name says).
+ * Wider than pathRole's folder names (`www`, `site`, `starter`): here the manifests have already
+ * said the folder is not package code, and the name only says which kind; pathRole's names decide
+ * on their own, where `src/site/` may well be code.
+ */
 function byName(folder: string): LayoutRole | undefined {
   for (const [pattern, role] of BY_NAME) if (pattern.test(folder)) return role;
   return undefined;
