@@ -16,8 +16,11 @@ export const TOOL_VERSION: string = packageJson.version;
  *       chunk (CIDS); the parse cache (parse-cache.rpdx).
  *   4 — files carry ctime and inode beside size and mtime (CTIM, INOD), folders and ignore files
  *       their ctime (DIRC, CTLC): a same-size edit whose mtime was put back is seen.
+ *   5 — snippets, symbol paths and the outline's kinds, names, enclosing names and contexts are
+ *       stored once per distinct value (CodedStrings); each file's signatures and doc comments are
+ *       one deflated block (SOTX, replacing SIGN and DOCS). Kafka's segment: 35.8 → 25.5 MB.
  */
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 
 /**
  * Version of the rules that decide what the index contains: tokenizer, chunkers, field terms,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers.js';
 import { isRepodexError } from '../core/errors.js';
 import { FORMAT_VERSION } from '../core/version.js';
-import { Artifact, ArtifactFile, ArtifactWriter, HEADER_BYTES, MAGIC, type Section, StringTable, encodeArtifact, f64View, fileSink, leBytes, tag, u32View, varintLength, writeVarint } from './format.js';
+import { Artifact, ArtifactFile, ArtifactWriter, HEADER_BYTES, MAGIC, type Section, CodedStrings, StringTable, encodeArtifact, f64View, fileSink, leBytes, tag, u32View, varintLength, writeVarint } from './format.js';
 
 // Property runs are seeded so every run is the same; FC_SEED=<n> explores (or replays) another seed.
 fc.configureGlobal({ seed: Number(process.env.FC_SEED ?? 20240603) });
@@ -265,6 +265,49 @@ describe('StringTable', () => {
     const sorted = ['Zeta', 'alpha', 'zz', 'é', '日', '😀', '\uffff'].sort();
     const table = new StringTable(StringTable.encode(sorted));
     sorted.forEach((value, i) => expect(table.find(value)).toBe(i));
+  });
+});
+
+describe('CodedStrings', () => {
+  it('property: round trip at every id width, also from unaligned bytes inside an artifact', () => {
+    // Few distinct values (ids of one byte), a few hundred (two bytes), and over 65,536 (four).
+    const cases = [
+      fc.array(fc.constantFrom('class', 'method', '', 'é'), { maxLength: 80 }),
+      fc.array(fc.integer({ min: 0, max: 700 }).map((n) => `name${n}`), { minLength: 300, maxLength: 600 }),
+      fc.constant(Array.from({ length: 70_000 }, (_, i) => `v${i % 66_000}`)),
+    ];
+    for (const values of cases) {
+      fc.assert(
+        fc.property(values, fc.integer({ min: 0, max: 7 }), (list, shift) => {
+          const encoded = CodedStrings.encode(list);
+          const distinct = new Set(list).size;
+          expect(Buffer.from(encoded).readUInt32LE(4)).toBe(distinct <= 256 ? 1 : distinct <= 65_536 ? 2 : 4);
+          const artifact = parse(encodeArtifact('STRS', [{ tag: 'PAD ', bytes: new Uint8Array(shift) }, { tag: 'STR ', bytes: encoded }]), 'STRS');
+          const stored = artifact.coded('STR ');
+          expect(stored.count).toBe(list.length);
+          expect(stored.wellFormed()).toBe(true);
+          expect(Array.from({ length: stored.count }, (_, i) => stored.get(i))).toEqual(list);
+          expect(stored.distinct.count).toBe(new Set(list).size);
+        }),
+        { numRuns: values === cases[2] ? 2 : 50 },
+      );
+    }
+  });
+
+  it('stores each distinct string once', () => {
+    const header = 'Licensed to the Apache Software Foundation (ASF) under one or more contributor license agreements.';
+    const values = Array.from({ length: 1000 }, (_, i) => (i % 10 === 0 ? `snippet ${i}` : header));
+    expect(CodedStrings.encode(values).length).toBeLessThan(StringTable.encode(values).length / 20);
+  });
+
+  it('an id past the distinct strings is damage that wellFormed reports', () => {
+    const encoded = Buffer.from(CodedStrings.encode(['a', 'b', 'a']));
+    expect(encoded.readUInt32LE(4)).toBe(1);
+    encoded[8 + 2] = 7;
+    expect(new CodedStrings(encoded).wellFormed()).toBe(false);
+    const widths = Buffer.from(encoded);
+    widths.writeUInt32LE(3, 4);
+    expect(() => new CodedStrings(widths)).toThrow(/id width 3/);
   });
 });
 

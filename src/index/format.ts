@@ -227,6 +227,10 @@ export class Artifact {
   strings(name: string): StringTable {
     return new StringTable(this.bytes(name));
   }
+
+  coded(name: string): CodedStrings {
+    return new CodedStrings(this.bytes(name));
+  }
 }
 
 function checkedSection(name: string, entry: TocEntry, bytes: Uint8Array): Uint8Array {
@@ -396,7 +400,7 @@ export function leBytes(array: Uint32Array | Float64Array | Uint8Array): Uint8Ar
 export class StringTable {
   readonly count: number;
   private readonly offsets: Uint32Array;
-  private readonly blob: Buffer;
+  private readonly blobBytes: Buffer;
 
   constructor(bytes: Uint8Array) {
     const all = u32View(bytes.subarray(0, bytes.length - (bytes.length % 4)));
@@ -404,11 +408,16 @@ export class StringTable {
     if (4 * (this.count + 2) > bytes.length) throw new RepodexError('INDEX_CORRUPT', 'string table: offsets run past the section');
     this.offsets = all.subarray(1, this.count + 2);
     const blobStart = 4 * (this.count + 2);
-    this.blob = Buffer.from(bytes.buffer, bytes.byteOffset + blobStart, bytes.length - blobStart);
+    this.blobBytes = Buffer.from(bytes.buffer, bytes.byteOffset + blobStart, bytes.length - blobStart);
   }
 
   get(i: number): string {
-    return this.blob.toString('utf8', this.offsets[i]!, this.offsets[i + 1]!);
+    return this.blobBytes.toString('utf8', this.offsets[i]!, this.offsets[i + 1]!);
+  }
+
+  /** Entry `i` as bytes (a table of binary blobs: see encodeBlobs). */
+  blob(i: number): Uint8Array {
+    return this.blobBytes.subarray(this.offsets[i]!, this.offsets[i + 1]!);
   }
 
   /** Offsets within the blob never decrease and end inside it (what `verify` checks). */
@@ -419,7 +428,7 @@ export class StringTable {
       if (offset < previous) return false;
       previous = offset;
     }
-    return previous <= this.blob.length;
+    return previous <= this.blobBytes.length;
   }
 
   /** Index of `value` in a table sorted by JS string order, or -1. */
@@ -453,7 +462,112 @@ export class StringTable {
     for (const value of values) at += out.write(value, at, 'utf8');
     return out;
   }
+
+  /** The same layout over binary blobs. */
+  static encodeBlobs(values: readonly Uint8Array[]): Uint8Array {
+    const header = new Uint32Array(values.length + 2);
+    header[0] = values.length;
+    let offset = 0;
+    for (let i = 0; i < values.length; i++) {
+      header[i + 1] = offset;
+      offset += values[i]!.length;
+    }
+    header[values.length + 1] = offset;
+    const out = Buffer.allocUnsafe(header.byteLength + offset);
+    out.set(leBytes(header), 0);
+    let at = header.byteLength;
+    for (const value of values) {
+      out.set(value, at);
+      at += value.length;
+    }
+    return out;
+  }
 }
+
+/**
+ * A column of strings with many repeats (declaration kinds, enclosing names, snippets that are
+ * the same license header), each distinct string stored once:
+ *
+ *   count u32 | id width u32 (1, 2 or 4) | ids (count × width, little-endian, zero padding to 4 bytes)
+ *   | a StringTable of the distinct strings, in order of first use
+ */
+export class CodedStrings {
+  readonly count: number;
+  private readonly width: number;
+  private readonly ids: Uint8Array;
+  private readonly wide: Uint32Array | undefined;
+  readonly distinct: StringTable;
+  /** Decoded strings of a small table (kinds, contexts), kept: they are asked for again and again. */
+  private readonly decoded: (string | undefined)[] | undefined;
+
+  constructor(bytes: Uint8Array) {
+    if (bytes.length < 8) throw new RepodexError('INDEX_CORRUPT', 'coded strings: section too short');
+    const head = u32View(bytes.subarray(0, 8));
+    this.count = head[0]!;
+    this.width = head[1]!;
+    if (this.width !== 1 && this.width !== 2 && this.width !== 4) throw new RepodexError('INDEX_CORRUPT', `coded strings: id width ${this.width}`);
+    const idBytes = this.count * this.width;
+    const tableAt = 8 + ((idBytes + 3) & ~3);
+    if (tableAt > bytes.length) throw new RepodexError('INDEX_CORRUPT', 'coded strings: ids run past the section');
+    this.ids = bytes.subarray(8, 8 + idBytes);
+    this.wide = this.width === 4 ? u32View(this.ids) : undefined;
+    this.distinct = new StringTable(bytes.subarray(tableAt));
+    this.decoded = this.distinct.count <= SMALL_TABLE ? [] : undefined;
+  }
+
+  /** The id of entry `i` in `distinct`. */
+  private id(i: number): number {
+    if (this.width === 1) return this.ids[i]!;
+    if (this.width === 2) return this.ids[2 * i]! | (this.ids[2 * i + 1]! << 8);
+    return this.wide![i]!;
+  }
+
+  get(i: number): string {
+    const id = this.id(i);
+    if (!this.decoded) return this.distinct.get(id);
+    return (this.decoded[id] ??= this.distinct.get(id));
+  }
+
+  /** Every id names a distinct string, and the distinct strings' table is sound (what `verify` checks). */
+  wellFormed(): boolean {
+    if (!this.distinct.wellFormed()) return false;
+    for (let i = 0; i < this.count; i++) if (this.id(i) >= this.distinct.count) return false;
+    return true;
+  }
+
+  static encode(values: readonly string[]): Uint8Array {
+    const idOf = new Map<string, number>();
+    const distinct: string[] = [];
+    const ids = new Uint32Array(values.length);
+    values.forEach((value, i) => {
+      let id = idOf.get(value);
+      if (id === undefined) {
+        id = distinct.length;
+        idOf.set(value, id);
+        distinct.push(value);
+      }
+      ids[i] = id;
+    });
+    const width = distinct.length <= 0x100 ? 1 : distinct.length <= 0x10000 ? 2 : 4;
+    const idBytes = values.length * width;
+    const table = StringTable.encode(distinct);
+    const tableAt = 8 + ((idBytes + 3) & ~3);
+    const out = Buffer.alloc(tableAt + table.length);
+    out.writeUInt32LE(values.length, 0);
+    out.writeUInt32LE(width, 4);
+    for (let i = 0; i < values.length; i++) {
+      const id = ids[i]!;
+      if (width === 1) out[8 + i] = id;
+      else if (width === 2) out.writeUInt16LE(id, 8 + 2 * i);
+      else out.writeUInt32LE(id, 8 + 4 * i);
+    }
+    out.set(table, tableAt);
+    return out;
+  }
+}
+
+/** Distinct strings up to this many are kept decoded by a reader. */
+const SMALL_TABLE = 1024;
 
 /** How many bytes `value` takes as an unsigned LEB128 varint (1 to 5 for a u32). */
 export function varintLength(value: number): number {

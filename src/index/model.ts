@@ -84,6 +84,8 @@ export interface NewFile {
   readonly symbols: readonly OutlineSymbol[];
   /** How the file was chunked: null = declarations (its outline is complete), else why text was used. */
   readonly fallback: ChunkFallback;
+  /** The outline's signatures and docs as a segment stores them (packOutlineText), when made already. */
+  readonly outlineText?: Uint8Array;
 }
 
 /** The shape of the walk behind a generation: what proves "nothing changed" from stats alone. */

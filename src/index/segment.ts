@@ -4,7 +4,7 @@ import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageCode, languageFromCode } from '../scan/language.js';
 import { HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from './fields.js';
-import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, StringTable, leBytes } from './format.js';
+import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, CodedStrings, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 import { FILE_STATES, type FileRecord, type FileState, type NewFile } from './model.js';
 import { PostingsBuilder, decodePostings } from './postings-builder.js';
@@ -18,19 +18,19 @@ import { PostingsBuilder, decodePostings } from './postings-builder.js';
  *   files    PATH paths, SIZE/MTIM/CTIM/INOD stat, STAT state, LANG language, CHNK first chunk per file
  *            (count + 1), HASH content sha256
  *   chunks   CIDS stable chunk ids, LINE start/end, TLEN token count, CHSH chunk sha256,
- *            SNIP snippet, SYMP symbol path
+ *            SNIP snippet, SYMP symbol path (both stored once per distinct value: CodedStrings)
  *   terms    TERM sorted terms, DF   postings per term, POFF offsets into POST, POST
  *            (chunk delta, tf) varint pairs; path and declared-name field terms share the
  *            dictionary behind a control-character prefix (index/fields.ts)
  *   symbols  SFIL first symbol per file, SFBK how each file was chunked, SLIN, SFLG, KIND, NAME,
- *            SIGN, DOCS, PRNT, CTXT (see symbols-codec.ts)
+ *            PRNT, CTXT, SOTX (see symbols-codec.ts)
  */
 export const SEGMENT_KIND = 'SEGM';
 
 const FILE_SECTIONS = ['PATH', 'SIZE', 'MTIM', 'CTIM', 'INOD', 'STAT', 'LANG', 'CHNK', 'HASH'] as const;
 const CHUNK_SECTIONS = ['CIDS', 'LINE', 'TLEN', 'CHSH', 'SNIP', 'SYMP'] as const;
 const TERM_SECTIONS = ['TERM', 'DF  ', 'POFF', 'POST'] as const;
-const SYMBOL_SECTIONS = ['SFIL', 'SFBK', 'SLIN', 'SFLG', 'KIND', 'NAME', 'SIGN', 'DOCS', 'PRNT', 'CTXT'] as const;
+const SYMBOL_SECTIONS = ['SFIL', 'SFBK', 'SLIN', 'SFLG', 'KIND', 'NAME', 'PRNT', 'CTXT', 'SOTX'] as const;
 
 /** What a written segment holds. */
 export interface SegmentSummary {
@@ -102,7 +102,7 @@ export class SegmentBuilder {
     return { files: this.paths.length, indexed, chunks: this.ids.length, sourceBytes };
   }
 
-  private addRecord(record: Omit<FileRecord, 'chunkCount'>, symbols: readonly OutlineSymbol[], fallback: ChunkFallback): void {
+  private addRecord(record: Omit<FileRecord, 'chunkCount'>, symbols: readonly OutlineSymbol[], fallback: ChunkFallback, outlineText?: Uint8Array): void {
     const previous = this.paths[this.paths.length - 1];
     if (previous !== undefined && !(previous < record.path)) {
       throw new RepodexError('INTERNAL', `segment files must be added in path order: ${record.path} after ${previous}`);
@@ -115,7 +115,7 @@ export class SegmentBuilder {
     this.states.push(FILE_STATES.indexOf(record.state));
     this.languages.push(languageCode(record.language));
     this.contentHashes.push(record.contentHash);
-    this.outlines.add(symbols, FALLBACK_CODES.indexOf(fallback));
+    this.outlines.add(symbols, FALLBACK_CODES.indexOf(fallback), outlineText);
   }
 
   private addChunkMeta(chunk: Omit<StoredChunk, 'tokens' | 'symbol'> & { symbol: string | null }, tokens: number): void {
@@ -136,7 +136,7 @@ export class SegmentBuilder {
 
   /** Add a file from a sync: its chunks' text and field terms are indexed now. */
   addFile(file: NewFile): void {
-    this.addRecord(file.record, file.symbols, file.fallback);
+    this.addRecord(file.record, file.symbols, file.fallback, file.outlineText);
     for (const chunk of file.chunks) {
       const local = this.ids.length;
       const tokens = this.postings.addText(local, chunk.text);
@@ -152,8 +152,8 @@ export class SegmentBuilder {
    * Add a file copied from another segment (merging). Returns the local number of its first
    * chunk; the caller then adds the chunks' postings with `postings.addPosting`.
    */
-  addStoredFile(record: Omit<FileRecord, 'chunkCount'>, chunks: readonly StoredChunk[], symbols: readonly OutlineSymbol[], fallback: ChunkFallback): number {
-    this.addRecord(record, symbols, fallback);
+  addStoredFile(record: Omit<FileRecord, 'chunkCount'>, chunks: readonly StoredChunk[], symbols: readonly OutlineSymbol[], fallback: ChunkFallback, outlineText: Uint8Array): number {
+    this.addRecord(record, symbols, fallback, outlineText);
     const first = this.ids.length;
     for (const chunk of chunks) this.addChunkMeta(chunk, chunk.tokens);
     this.chunkStart.push(this.ids.length);
@@ -179,8 +179,8 @@ export class SegmentBuilder {
     writer.add('LINE', leBytes(this.lines.view()));
     writer.add('TLEN', leBytes(this.tokens.view()));
     writer.add('CHSH', this.hashes.subarray(0, this.ids.length * 32));
-    writer.add('SNIP', StringTable.encode(this.snippets));
-    writer.add('SYMP', StringTable.encode(this.symbolPaths));
+    writer.add('SNIP', CodedStrings.encode(this.snippets));
+    writer.add('SYMP', CodedStrings.encode(this.symbolPaths));
 
     const built = this.postings.finish();
     for (const section of built.terms) writer.add(section.tag, section.bytes);
@@ -259,8 +259,8 @@ export class SegmentChunks {
   readonly lines: Uint32Array;
   readonly tokens: Uint32Array;
   private readonly hashes: Uint8Array;
-  readonly snippets: StringTable;
-  readonly symbolPaths: StringTable;
+  readonly snippets: CodedStrings;
+  readonly symbolPaths: CodedStrings;
 
   constructor(artifact: Artifact) {
     this.ids = artifact.u32('CIDS');
@@ -268,8 +268,8 @@ export class SegmentChunks {
     this.lines = artifact.u32('LINE');
     this.tokens = artifact.u32('TLEN');
     this.hashes = artifact.bytes('CHSH');
-    this.snippets = artifact.strings('SNIP');
-    this.symbolPaths = artifact.strings('SYMP');
+    this.snippets = artifact.coded('SNIP');
+    this.symbolPaths = artifact.coded('SYMP');
     if (this.lines.length !== this.count * 2 || this.tokens.length !== this.count || this.hashes.length !== this.count * 32 || this.snippets.count !== this.count || this.symbolPaths.count !== this.count) {
       throw new RepodexError('INDEX_CORRUPT', `${artifact.name}: chunk columns disagree on the chunk count`);
     }
@@ -457,7 +457,7 @@ export class Segment {
       });
       if (!ok || count !== terms.df[r] || !inRange) fail(`postings of term ${JSON.stringify(terms.terms.get(r))} are damaged`);
     }
-    if (symbols.fallbackCodes.length !== files.count) fail('outline table disagrees on the file count');
+    for (const problem of symbols.check(files.count)) fail(problem);
     return problems;
   }
 }

@@ -1,6 +1,8 @@
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
+import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol, ScopeKind } from '../lang/types.js';
-import { type Artifact, type Section, StringTable, leBytes } from './format.js';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { type Artifact, CodedStrings, type Section, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 
 /** Stored per file in symbols.bin (`SFBK`): how its chunks were cut; 0 = declarations. */
@@ -13,7 +15,9 @@ const NULL_MARK = '\u0000';
  * The outline sections of a segment, accumulated file by file into columns (no symbol objects are
  * kept): every indexed file's outline, stored so `outline` of an unchanged file needs no parse.
  * Symbols are grouped by file (`SFIL` holds each file's first symbol); nullable strings store a
- * NUL mark for null.
+ * NUL mark for null. Kinds, names, enclosing names and contexts repeat a lot and are stored once
+ * each (CodedStrings); signatures and doc comments, the bulk of an outline, are read only to
+ * show a whole file's outline, so each file's are one deflated block (`SOTX`).
  */
 export class SymbolColumns {
   private readonly first = new GrowableU32();
@@ -22,13 +26,15 @@ export class SymbolColumns {
   private readonly flags: number[] = [];
   private readonly kinds: string[] = [];
   private readonly names: string[] = [];
-  private readonly signatures: string[] = [];
-  private readonly docs: string[] = [];
+  private readonly texts: Uint8Array[] = [];
   private readonly parents: string[] = [];
   private readonly contexts: string[] = [];
 
-  /** Add the next file's outline and its fallback code (see FALLBACK_CODES). */
-  add(symbols: readonly OutlineSymbol[], fallbackCode: number): void {
+  /**
+   * Add the next file's outline and its fallback code (see FALLBACK_CODES). `text`: the file's
+   * signatures and docs block as another segment stored it (a merge copies it as it is).
+   */
+  add(symbols: readonly OutlineSymbol[], fallbackCode: number, text?: Uint8Array): void {
     this.first.push(this.kinds.length);
     this.fallbacks.push(fallbackCode);
     const nullable = (value: string | null): string => value ?? NULL_MARK;
@@ -38,11 +44,10 @@ export class SymbolColumns {
       this.flags.push(SCOPES.indexOf(symbol.scope_kind) | (symbol.is_conditional ? 0x80 : 0));
       this.kinds.push(symbol.kind);
       this.names.push(symbol.name);
-      this.signatures.push(symbol.signature);
-      this.docs.push(nullable(symbol.doc));
       this.parents.push(nullable(symbol.parent_symbol));
       this.contexts.push(nullable(symbol.decl_context));
     }
+    this.texts.push(text ?? packOutlineText(symbols));
   }
 
   sections(): Section[] {
@@ -55,13 +60,34 @@ export class SymbolColumns {
       { tag: 'SFBK', bytes: Uint8Array.from(this.fallbacks) },
       { tag: 'SLIN', bytes: leBytes(this.lines.view()) },
       { tag: 'SFLG', bytes: Uint8Array.from(this.flags) },
-      { tag: 'KIND', bytes: StringTable.encode(this.kinds) },
-      { tag: 'NAME', bytes: StringTable.encode(this.names) },
-      { tag: 'SIGN', bytes: StringTable.encode(this.signatures) },
-      { tag: 'DOCS', bytes: StringTable.encode(this.docs) },
-      { tag: 'PRNT', bytes: StringTable.encode(this.parents) },
-      { tag: 'CTXT', bytes: StringTable.encode(this.contexts) },
+      { tag: 'KIND', bytes: CodedStrings.encode(this.kinds) },
+      { tag: 'NAME', bytes: CodedStrings.encode(this.names) },
+      { tag: 'PRNT', bytes: CodedStrings.encode(this.parents) },
+      { tag: 'CTXT', bytes: CodedStrings.encode(this.contexts) },
+      { tag: 'SOTX', bytes: StringTable.encodeBlobs(this.texts) },
     ];
+  }
+}
+
+/** A file's signatures and docs as one deflated block (empty when it declares nothing): what `SOTX` holds per file. */
+export function packOutlineText(symbols: readonly OutlineSymbol[]): Uint8Array {
+  if (symbols.length === 0) return EMPTY;
+  const json = JSON.stringify([symbols.map((symbol) => symbol.signature), symbols.map((symbol) => symbol.doc)]);
+  return deflateRawSync(Buffer.from(json, 'utf8'), { level: 1 });
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** A file's outline text read back: its `count` signatures and docs, or undefined when damaged. */
+export function unpackOutlineText(block: Uint8Array, count: number): { signatures: string[]; docs: (string | null)[] } | undefined {
+  if (count === 0) return block.length === 0 ? { signatures: [], docs: [] } : undefined;
+  try {
+    const [signatures, docs] = JSON.parse(inflateRawSync(block).toString('utf8')) as unknown[];
+    const strings = (value: unknown, nullable: boolean): boolean => Array.isArray(value) && value.length === count && value.every((x) => typeof x === 'string' || (nullable && x === null));
+    if (!strings(signatures, false) || !strings(docs, true)) return undefined;
+    return { signatures: signatures as string[], docs: docs as (string | null)[] };
+  } catch {
+    return undefined;
   }
 }
 
@@ -79,24 +105,43 @@ export class SymbolTable {
   readonly fallbackCodes: Uint8Array;
   private readonly lines: Uint32Array;
   private readonly flags: Uint8Array;
-  private readonly kinds: StringTable;
-  private readonly names: StringTable;
-  private readonly signatures: StringTable;
-  private readonly docs: StringTable;
-  private readonly parents: StringTable;
-  private readonly contexts: StringTable;
+  private readonly kinds: CodedStrings;
+  private readonly names: CodedStrings;
+  private readonly parents: CodedStrings;
+  private readonly contexts: CodedStrings;
+  private readonly texts: StringTable;
 
   constructor(artifact: Artifact) {
     this.first = artifact.u32('SFIL');
     this.fallbackCodes = artifact.bytes('SFBK');
     this.lines = artifact.u32('SLIN');
     this.flags = artifact.bytes('SFLG');
-    this.kinds = artifact.strings('KIND');
-    this.names = artifact.strings('NAME');
-    this.signatures = artifact.strings('SIGN');
-    this.docs = artifact.strings('DOCS');
-    this.parents = artifact.strings('PRNT');
-    this.contexts = artifact.strings('CTXT');
+    this.kinds = artifact.coded('KIND');
+    this.names = artifact.coded('NAME');
+    this.parents = artifact.coded('PRNT');
+    this.contexts = artifact.coded('CTXT');
+    this.texts = artifact.strings('SOTX');
+  }
+
+  /** File `fileId`'s signatures and docs block as stored (what a merge copies). */
+  storedText(fileId: number): Uint8Array {
+    return this.texts.blob(fileId);
+  }
+
+  /** Problems with the outline columns of `files` files (what `verify` checks): each file's block decodes. */
+  check(files: number): string[] {
+    const problems: string[] = [];
+    const symbols = this.kinds.count;
+    if (this.first.length !== files + 1 || this.fallbackCodes.length !== files || this.texts.count !== files) return ['outline table disagrees on the file count'];
+    if ([this.names, this.parents, this.contexts].some((column) => column.count !== symbols) || this.lines.length !== 2 * symbols || this.flags.length !== symbols) return ['outline columns disagree on the symbol count'];
+    if (![this.kinds, this.names, this.parents, this.contexts].every((column) => column.wellFormed()) || !this.texts.wellFormed()) return ['an outline string table is damaged'];
+    for (let f = 0; f < files && problems.length < 20; f++) {
+      const from = this.first[f]!;
+      const to = this.first[f + 1]!;
+      if (to < from || to > symbols) problems.push(`outline of file ${f} has a bad symbol range`);
+      else if (!unpackOutlineText(this.texts.blob(f), to - from)) problems.push(`outline text of file ${f} is damaged`);
+    }
+    return problems;
   }
 
   /**
@@ -131,15 +176,17 @@ export class SymbolTable {
     const to = this.first[fileId + 1] ?? from;
     const out: OutlineSymbol[] = [];
     const nullable = (value: string): string | null => (value === NULL_MARK ? null : value);
+    const text = unpackOutlineText(this.texts.blob(fileId), to - from);
+    if (!text) throw new RepodexError('INDEX_CORRUPT', `the stored outline of file ${fileId} is damaged`);
     for (let i = from; i < to; i++) {
       const flag = this.flags[i]!;
       out.push({
         kind: this.kinds.get(i),
         name: this.names.get(i),
-        signature: this.signatures.get(i),
+        signature: text.signatures[i - from]!,
         start_line: this.lines[i * 2]!,
         end_line: this.lines[i * 2 + 1]!,
-        doc: nullable(this.docs.get(i)),
+        doc: text.docs[i - from]!,
         parent_symbol: nullable(this.parents.get(i)),
         scope_kind: SCOPES[flag & 0x7f] ?? 'module',
         is_conditional: (flag & 0x80) !== 0,
