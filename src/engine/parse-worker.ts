@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import type { ChunkParams } from '../chunk/chunker.js';
+import { packParse } from '../index/parse-record.js';
 import type { Language } from '../scan/language.js';
 import { type ParseOutcome, parseText, warmUp } from './prepare-file.js';
 
@@ -31,8 +32,19 @@ if (port) {
     }
     void (async () => {
       const results: { index: number; outcome: ParseOutcome }[] = [];
-      for (const task of request.batch) results.push({ index: task.index, outcome: await parseText(task.text, task.language, request.params, task.path) });
-      port.postMessage({ results } satisfies ParseResponse);
+      const transfer: ArrayBuffer[] = [];
+      for (const task of request.batch) {
+        const outcome = await parseText(task.text, task.language, request.params, task.path);
+        if (outcome.secret) {
+          results.push({ index: task.index, outcome });
+          continue;
+        }
+        // Packed here, on this thread: the sync's own thread stores it as it is.
+        const packed = packParse(outcome);
+        transfer.push(packed.payload.buffer as ArrayBuffer);
+        results.push({ index: task.index, outcome: { ...outcome, packed } });
+      }
+      port.postMessage({ results } satisfies ParseResponse, transfer);
     })();
   });
 }

@@ -3,6 +3,7 @@ import type { ChunkParams, ChunkSpan } from '../chunk/chunker.js';
 import { type ChunkFallback, chunkWithTreeSitter } from '../chunk/tree-sitter-chunker.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import { hasAdapter, isLanguageLoaded, loadLanguages } from '../lang/index.js';
+import type { PackedParse } from '../index/parse-record.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
 import { SECRET_RULES_VERSION, secretPathClass, type SecretFinding, findSecret } from '../safety/secrets.js';
@@ -16,6 +17,8 @@ export interface ParseOutcome {
   readonly fallback: ChunkFallback;
   /** Set when the text holds a credential: then nothing else is (the file is not indexed, and the outcome never cached). */
   readonly secret?: SecretFinding;
+  /** The outcome packed for the parse cache and the segment (packParse), by the parse thread that made it. */
+  readonly packed?: PackedParse;
 }
 
 /** sha256 of normalized text, hex: a file's content identity. */

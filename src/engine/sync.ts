@@ -558,7 +558,7 @@ async function buildFile(
       ...(index === 0 && history.length > 0 ? { history } : {}),
     },
   }));
-  return { file: { record, chunks, symbols: outcome.symbols, fallback: outcome.fallback }, created: chunks.length - matched, matched };
+  return { file: { record, chunks, symbols: outcome.symbols, fallback: outcome.fallback, outlineText: outcome.packed?.outlineText }, created: chunks.length - matched, matched };
 }
 
 /**

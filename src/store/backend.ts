@@ -2,6 +2,7 @@ import type { RepoLayout } from '../scan/layout.js';
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import type { FileStamp } from '../core/stat.js';
 import type { ChunkRecord, CorpusStats, FileRecord, NewFile, PostingList, Tree } from '../index/model.js';
+import type { PackedParse, ParseResult } from '../index/parse-record.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import type { Language } from '../scan/language.js';
 import type { EmbedderIdentity } from '../vector/embedder.js';
@@ -300,11 +301,13 @@ export interface HeldLock {
 }
 
 /** A parse result kept by content: a file whose content was chunked before is never parsed again. */
-export interface ParsedContent {
-  readonly spans: readonly { readonly startLine: number; readonly endLine: number }[];
-  readonly symbols: readonly OutlineSymbol[];
-  readonly fallback: ChunkFallback;
-}
+export type ParsedContent = ParseResult & {
+  /**
+   * The result as the cache stores it (packParse), made where the parse ran; a result read from
+   * the cache carries it too. Its outline text is what a segment stores for the file.
+   */
+  readonly packed?: PackedParse;
+};
 
 /** Parse results keyed by (content, language, chunking rules); survives `sync --force` and branch switches. */
 export interface ParseCache {

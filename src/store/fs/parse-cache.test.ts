@@ -33,7 +33,7 @@ function underOtherRules(path: string): void {
 describe('the parse cache file', () => {
   it('records the rules it was made under: a cache made under other rules is never used, and discarded whole', async () => {
     const { dir, path } = await cacheWith([1, 2, 3]);
-    expect(new FsParseCache(path, dir).get(key(2))).toEqual(parsed(2));
+    expect(new FsParseCache(path, dir).get(key(2))).toMatchObject(parsed(2));
     underOtherRules(path);
     expect(new FsParseCache(path, dir).get(key(2))).toBeUndefined();
     expect(verifyParseCache(path)).toEqual({ problems: [], notes: [expect.stringMatching(/^parse-cache\.rpdx was written under other rules \(.*\): the next sync discards it$/)] });
@@ -43,7 +43,7 @@ describe('the parse cache file', () => {
     await cache.flush(async () => new Set());
     const reader = new FsParseCache(path, dir);
     expect([1, 2, 3].map((n) => reader.get(key(n)))).toEqual([undefined, undefined, undefined]);
-    expect(reader.get(key(9))).toEqual(parsed(9));
+    expect(reader.get(key(9))).toMatchObject(parsed(9));
     expect(verifyParseCache(path)).toEqual({ problems: [], notes: [] });
     // And a sync with nothing to write removes it.
     underOtherRules(path);
@@ -62,6 +62,32 @@ describe('the parse cache file', () => {
     expect(verifyParseCache(path).notes).toEqual([expect.stringMatching(/written by an older repodex/)]);
     repairParseCache(path);
     expect(existsSync(path)).toBe(false);
+  });
+
+  it('stores each result deflated, and finds one put before the flush', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'parse-cache.rpdx');
+    const cache = new FsParseCache(path, dir);
+    const symbol = (i: number) => ({ kind: 'method', name: `handle${i}`, signature: `public void handle${i}(Request request, Response response)`, start_line: i, end_line: i + 3, doc: null, parent_symbol: 'Router', scope_kind: 'class' as const, is_conditional: false, decl_context: null });
+    const big = { spans: [{ startLine: 1, endLine: 400 }], symbols: Array.from({ length: 100 }, (_, i) => symbol(i)), fallback: null };
+    cache.put(key(1), big);
+    expect(cache.get(key(1))).toMatchObject(big);
+    await cache.flush(async () => new Set());
+    expect(new FsParseCache(path, dir).get(key(1))).toMatchObject(big);
+    // The JSON of these symbols is over 15 KB; deflated, the whole file is a fraction of it.
+    expect(JSON.stringify(big.symbols).length).toBeGreaterThan(15_000);
+    expect(readFileSync(path).length).toBeLessThan(4_000);
+  });
+
+  it('a cache of the layout before (JSON payloads) is discarded, not misread', async () => {
+    const { dir, path } = await cacheWith([1, 2]);
+    const bytes = readFileSync(path);
+    bytes.writeUInt32LE(2, 12);
+    const end = 24 + bytes.readUInt32LE(20) + ((4 - (bytes.readUInt32LE(20) % 4)) % 4);
+    bytes.writeUInt32LE(crc32(bytes.subarray(0, end)), end);
+    writeFileSync(path, bytes);
+    expect(new FsParseCache(path, dir).get(key(1))).toBeUndefined();
+    expect(verifyParseCache(path).notes).toEqual([expect.stringMatching(/written under other rules \(format \d+, layout 2,/)]);
   });
 
   it('a damaged record and what follows are cut off by repair; the records before it stay', async () => {
