@@ -431,8 +431,34 @@ export class StringTable {
     return previous <= this.blobBytes.length;
   }
 
-  /** Index of `value` in a table sorted by JS string order, or -1. */
+  /**
+   * Index of `value` in a table sorted by JS string order, or -1. Probes compare UTF-8 bytes in
+   * place, without decoding: for a value with no code unit from U+D800 up (every term the
+   * tokenizer makes), byte order and JS string order agree against any probe. (They differ only
+   * where a surrogate pair meets a code unit from U+E000 up.) Other values compare decoded.
+   */
   find(value: string): number {
+    if (HAS_SURROGATE_OR_ABOVE.test(value)) return this.findDecoded(value);
+    const key = Buffer.from(value, 'utf8');
+    const blob = this.blobBytes;
+    let lo = 0;
+    let hi = this.count - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const start = this.offsets[mid]!;
+      const length = this.offsets[mid + 1]! - start;
+      const shared = Math.min(length, key.length);
+      let order = 0;
+      for (let i = 0; i < shared && order === 0; i++) order = blob[start + i]! - key[i]!;
+      if (order === 0) order = length - key.length;
+      if (order === 0) return mid;
+      if (order < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  private findDecoded(value: string): number {
     let lo = 0;
     let hi = this.count - 1;
     while (lo <= hi) {
@@ -565,6 +591,9 @@ export class CodedStrings {
     return out;
   }
 }
+
+/** Any code unit from U+D800 up. */
+const HAS_SURROGATE_OR_ABOVE = /[\ud800-\uffff]/;
 
 /** Distinct strings up to this many are kept decoded by a reader. */
 const SMALL_TABLE = 1024;

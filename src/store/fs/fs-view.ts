@@ -176,6 +176,17 @@ export class FsIndexView implements IndexView {
 
   /** Position of a live path in path order, or -1. */
   private findPosition(path: string): number {
+    const known = this.positions.get(path);
+    if (known !== undefined) return known;
+    const position = this.searchPosition(path);
+    this.positions.set(path, position);
+    return position;
+  }
+
+  /** Paths looked up lately and their positions: a search presents the same few files again and again. */
+  private readonly positions = new RecentMap<string, number>(4096);
+
+  private searchPosition(path: string): number {
     let lo = 0;
     let hi = this.liveOrder.length - 1;
     while (lo <= hi) {
