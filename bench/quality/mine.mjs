@@ -51,6 +51,12 @@ export const REPOS = [
     head: '46b620860af930eedc193a705eaf7cea5aec89a6',
     exts: ['java'],
   },
+  // Two more Python libraries beside poetry, so Python is measured on as many tasks as
+  // TypeScript's monorepos are: fix commits only, whose descriptions read like bug reports.
+  ...[
+    ['httpx', 'https://github.com/encode/httpx', 'ae1b9f66238f75ced3ced5e4485408435de10768'],
+    ['click', 'https://github.com/pallets/click', '2c8cd3ac958a7eb316d67f2d316c27086c4c0369'],
+  ].map(([name, url, head]) => ({ name, url, head, exts: ['py', 'pyi'], fixesOnly: true })),
   // TypeScript monorepos with docs sites, benchmarks, project templates, examples and playgrounds
   // beside their packages, where a short fix description has to find the package's source among
   // them. Only fix commits (`fix:`, `fix(scope):`, "Fix …"), the kind of task agents get most.
