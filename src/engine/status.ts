@@ -58,6 +58,8 @@ export interface StatusReport {
   readonly segments: number;
   readonly source_bytes: number;
   readonly size_on_disk: number;
+  /** Bytes kept for the repository by part (`index`, `parse cache`, `history`, `audit log`, …): where the space goes. */
+  readonly size_by_part: Record<string, number>;
   readonly git: { readonly indexed_commit: string | null; readonly head: string | null; readonly branch: string | null } | null;
   readonly sync_running: boolean;
   /** Who runs the sync in progress (null when none). */
@@ -177,6 +179,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
       segments: 0,
       source_bytes: 0,
       size_on_disk: await store.sizeOnDisk(),
+      size_by_part: await store.sizeByPart(),
       git: gitInfo,
       sync_running: owner !== null,
       sync_owner: owner,
@@ -213,6 +216,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     segments: meta.counts.segments,
     source_bytes: meta.source_bytes,
     size_on_disk: await store.sizeOnDisk(),
+    size_by_part: await store.sizeByPart(),
     git: gitInfo,
     sync_running: owner !== null,
     sync_owner: owner,

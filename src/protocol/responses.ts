@@ -100,6 +100,7 @@ export const StatusResponse = z.object({
   segments: z.int(),
   source_bytes: z.number(),
   size_on_disk: z.number(),
+  size_by_part: z.record(z.string(), z.number()),
   git: z.nullable(z.object({ indexed_commit: nullableString, head: nullableString, branch: nullableString })),
   sync_running: z.boolean(),
   sync_owner: z.nullable(LockOwnerSchema),

@@ -390,6 +390,12 @@ export interface IndexStore {
   clean(): Promise<string[]>;
   /** Bytes on disk of the current generation. */
   sizeOnDisk(): Promise<number>;
+  /**
+   * Bytes this store keeps for the repository, by part (`index`, `parse cache`, `vectors`,
+   * `history`, `audit log`, …; only parts that take space): what `status` shows, so a user sees
+   * where the space goes.
+   */
+  sizeByPart(): Promise<Record<string, number>>;
   /** The vectors of one embedder (created empty on first append). */
   vectors(identity: EmbedderIdentity): VectorStore;
   /**

@@ -89,6 +89,11 @@ for (const backend of testBackends()) {
       expect(meta).toMatchObject({ generation: 1, config_hash: DRAFT.config_hash, git: DRAFT.git, counts: { files: 3, files_indexed: 2, files_skipped: 1, chunks: 3 } });
       expect(meta.partial).toBeUndefined();
       expect(await store.stamp()).not.toBe('');
+      // Its size, whole and by part: the index's part holds what the generation wrote.
+      const parts = await store.sizeByPart();
+      expect(Object.values(parts).every((bytes) => bytes > 0)).toBe(true);
+      expect(await store.sizeOnDisk()).toBeGreaterThan(0);
+      expect(Object.keys(parts)).toEqual(expect.arrayContaining(backend.name === 'fs' ? ['index'] : ['chunks', 'files', 'postings']));
     });
 
     it('a first answer\'s partial generation says so in its meta (and in its view\'s), and the next commit does not', async () => {

@@ -36,6 +36,8 @@ export function printStatus(report: ResponseOf<'status'>, style: Style): string 
     const ratio = report.source_bytes > 0 ? ` (${(report.size_on_disk / report.source_bytes).toFixed(2)}× source)` : '';
     rows.push(['size', `${formatBytes(report.size_on_disk)} on disk for ${formatBytes(report.source_bytes)} of source${ratio}`]);
   }
+  const parts = Object.entries(report.size_by_part).sort(([, a], [, b]) => b - a);
+  if (parts.length > 0) rows.push(['by part', parts.map(([part, bytes]) => `${part} ${formatBytes(bytes)}`).join(', ')]);
   if (report.git) {
     const head = `${report.git.branch ?? 'detached'} @ ${report.git.head?.slice(0, 10) ?? '(no commits)'}`;
     const indexed = report.indexed ? `, indexed ${report.git.indexed_commit?.slice(0, 10) ?? '(none)'}` : '';

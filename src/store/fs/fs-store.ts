@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { crashPoint } from '../../core/crash.js';
@@ -457,6 +457,36 @@ export class FsStore implements IndexStore {
     return total + this.cache.size();
   }
 
+  async sizeByPart(): Promise<Record<string, number>> {
+    let current = new Set<string>();
+    try {
+      const file = this.readMetaFile();
+      if (file) current = new Set(['meta.json', file.manifest.name, ...this.readManifest(file).segments.map((ref) => ref.name)]);
+    } catch (error) {
+      if (!isRepodexError(error) && !isErrnoException(error)) throw error;
+    }
+    const parts: Record<string, number> = {};
+    const add = (part: string, bytes: number): void => {
+      if (bytes > 0) parts[part] = (parts[part] ?? 0) + bytes;
+    };
+    const walk = (dir: string, top: string | undefined): void => {
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch (error) {
+        if (isErrnoException(error, 'ENOENT')) return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path, top ?? entry.name);
+        else if (entry.isFile()) add(top === 'vectors' ? 'vectors' : partOf(entry.name, current), statSync(path, { throwIfNoEntry: false })?.size ?? 0);
+      }
+    };
+    walk(this.dataDir, undefined);
+    return parts;
+  }
+
   /**
    * The generation this commit replaces, kept for readers still loading it; undefined when there is
    * none or it is damaged (no reader can use it, and the rebuild that replaces it must not fail on it).
@@ -623,4 +653,14 @@ function countsOf(
     }
   }
   return { counts: { files, files_indexed: indexed, files_skipped: files - indexed, chunks }, sourceBytes };
+}
+
+/** Which part of `.repodex/` a file there is (`current`: the files of the generation served now). */
+function partOf(name: string, current: ReadonlySet<string>): string {
+  if (current.has(name)) return 'index';
+  if (/^(gen|seg)-\d+\.rpdx$/.test(name)) return 'previous generation';
+  if (name === 'parse-cache.rpdx') return 'parse cache';
+  if (name === 'history.json') return 'history';
+  if (/^audit(\.\d+)?\.jsonl$/.test(name)) return 'audit log';
+  return 'other';
 }

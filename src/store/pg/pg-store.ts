@@ -334,15 +334,24 @@ export class PgStore implements IndexStore {
   }
 
   async sizeOnDisk(): Promise<number> {
+    const parts = await this.sizeByPart();
+    return (parts['chunks'] ?? 0) + (parts['files'] ?? 0) + (parts['postings'] ?? 0);
+  }
+
+  async sizeByPart(): Promise<Record<string, number>> {
     const id = await this.repoId();
-    if (!id) return 0;
-    const [row] = await this.pool.query<{ bytes: string | null }>(
-      `SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c WHERE c.repo_id = $1)
-            + (SELECT coalesce(sum(pg_column_size(f.*)), 0) FROM files f WHERE f.repo_id = $1)
-            + (SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM segment_postings p WHERE p.repo_id = $1) AS bytes`,
+    if (!id) return {};
+    const [row] = await this.pool.query<{ chunks: string; files: string; postings: string }>(
+      `SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c WHERE c.repo_id = $1) AS chunks,
+              (SELECT coalesce(sum(pg_column_size(f.*)), 0) FROM files f WHERE f.repo_id = $1) AS files,
+              (SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM segment_postings p WHERE p.repo_id = $1) AS postings`,
       [id],
     );
-    return Number(row?.bytes ?? 0);
+    const parts: Record<string, number> = {};
+    for (const [part, bytes] of Object.entries(row ?? {})) if (Number(bytes) > 0) parts[part] = Number(bytes);
+    // The parse cache is this machine's, beside the working tree.
+    if (this.cache.size() > 0) parts['parse cache'] = this.cache.size();
+    return parts;
   }
 
   vectors(identity: EmbedderIdentity): PgVectorStore {
