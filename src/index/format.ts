@@ -474,38 +474,35 @@ export class StringTable {
   static encode(values: readonly string[]): Uint8Array {
     // Two passes (lengths, then writes into one buffer): no per-string Buffer, so encoding
     // hundreds of thousands of short strings allocates one block instead of as many objects.
-    const header = new Uint32Array(values.length + 2);
-    header[0] = values.length;
-    let offset = 0;
-    for (let i = 0; i < values.length; i++) {
-      header[i + 1] = offset;
-      offset += Buffer.byteLength(values[i]!, 'utf8');
-    }
-    header[values.length + 1] = offset;
-    const out = Buffer.allocUnsafe(header.byteLength + offset);
-    out.set(leBytes(header), 0);
-    let at = header.byteLength;
+    const out = StringTable.allocate(values.length, (i) => Buffer.byteLength(values[i]!, 'utf8'));
+    let at = 4 * (values.length + 2);
     for (const value of values) at += out.write(value, at, 'utf8');
     return out;
   }
 
   /** The same layout over binary blobs. */
   static encodeBlobs(values: readonly Uint8Array[]): Uint8Array {
-    const header = new Uint32Array(values.length + 2);
-    header[0] = values.length;
-    let offset = 0;
-    for (let i = 0; i < values.length; i++) {
-      header[i + 1] = offset;
-      offset += values[i]!.length;
-    }
-    header[values.length + 1] = offset;
-    const out = Buffer.allocUnsafe(header.byteLength + offset);
-    out.set(leBytes(header), 0);
-    let at = header.byteLength;
+    const out = StringTable.allocate(values.length, (i) => values[i]!.length);
+    let at = 4 * (values.length + 2);
     for (const value of values) {
       out.set(value, at);
       at += value.length;
     }
+    return out;
+  }
+
+  /** A table's bytes with its count and offsets written, for entries of these byte lengths; the caller writes the blob. */
+  private static allocate(count: number, lengthOf: (i: number) => number): Buffer {
+    const header = new Uint32Array(count + 2);
+    header[0] = count;
+    let offset = 0;
+    for (let i = 0; i < count; i++) {
+      header[i + 1] = offset;
+      offset += lengthOf(i);
+    }
+    header[count + 1] = offset;
+    const out = Buffer.allocUnsafe(header.byteLength + offset);
+    out.set(leBytes(header), 0);
     return out;
   }
 }
