@@ -3,6 +3,7 @@ import { endianness } from 'node:os';
 import { crc32 } from '../core/crc32.js';
 import { RepodexError, errorMessage } from '../core/errors.js';
 import { FORMAT_VERSION } from '../core/version.js';
+import { GrowableU32 } from './growable.js';
 
 /**
  * Every artifact is one sectioned file (little-endian throughout):
@@ -559,27 +560,47 @@ export class CodedStrings {
   }
 
   static encode(values: readonly string[]): Uint8Array {
-    const idOf = new Map<string, number>();
-    const distinct: string[] = [];
-    const ids = new Uint32Array(values.length);
-    values.forEach((value, i) => {
-      let id = idOf.get(value);
-      if (id === undefined) {
-        id = distinct.length;
-        idOf.set(value, id);
-        distinct.push(value);
-      }
-      ids[i] = id;
-    });
-    const width = distinct.length <= 0x100 ? 1 : distinct.length <= 0x10000 ? 2 : 4;
-    const idBytes = values.length * width;
-    const table = StringTable.encode(distinct);
+    const builder = new CodedStringsBuilder();
+    for (const value of values) builder.push(value);
+    return builder.encode();
+  }
+}
+
+/**
+ * A CodedStrings column built one value at a time: each distinct string is kept once as it
+ * arrives, and each value as its id (a sync adds hundreds of thousands of kinds, names and
+ * snippets, most of them repeats, and holds them until the segment is written).
+ */
+export class CodedStringsBuilder {
+  private readonly idOf = new Map<string, number>();
+  private readonly distinct: string[] = [];
+  private readonly ids = new GrowableU32();
+
+  get length(): number {
+    return this.ids.length;
+  }
+
+  push(value: string): void {
+    let id = this.idOf.get(value);
+    if (id === undefined) {
+      id = this.distinct.length;
+      this.idOf.set(value, id);
+      this.distinct.push(value);
+    }
+    this.ids.push(id);
+  }
+
+  encode(): Uint8Array {
+    const count = this.ids.length;
+    const width = this.distinct.length <= 0x100 ? 1 : this.distinct.length <= 0x10000 ? 2 : 4;
+    const idBytes = count * width;
+    const table = StringTable.encode(this.distinct);
     const tableAt = 8 + ((idBytes + 3) & ~3);
     const out = Buffer.alloc(tableAt + table.length);
-    out.writeUInt32LE(values.length, 0);
+    out.writeUInt32LE(count, 0);
     out.writeUInt32LE(width, 4);
-    for (let i = 0; i < values.length; i++) {
-      const id = ids[i]!;
+    for (let i = 0; i < count; i++) {
+      const id = this.ids.get(i);
       if (width === 1) out[8 + i] = id;
       else if (width === 2) out.writeUInt16LE(id, 8 + 2 * i);
       else out.writeUInt32LE(id, 8 + 4 * i);

@@ -4,7 +4,8 @@ import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageCode, languageFromCode } from '../scan/language.js';
 import { HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from './fields.js';
-import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, CodedStrings, StringTable, leBytes } from './format.js';
+import type { CodedStrings} from './format.js';
+import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, CodedStringsBuilder, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 import { FILE_STATES, type FileRecord, type FileState, type NewFile } from './model.js';
 import { PostingsBuilder, decodePostings } from './postings-builder.js';
@@ -71,8 +72,8 @@ export class SegmentBuilder {
   private readonly tokens = new GrowableU32();
   /** Chunk hashes, 32 bytes each, back to back (one block, not one object per chunk). */
   private hashes = new Uint8Array(32 * 1024);
-  private readonly snippets: string[] = [];
-  private readonly symbolPaths: string[] = [];
+  private readonly snippets = new CodedStringsBuilder();
+  private readonly symbolPaths = new CodedStringsBuilder();
   private readonly outlines = new SymbolColumns();
   /** The segment's inverted index; merges add stored postings here directly. */
   readonly postings = new PostingsBuilder();
@@ -179,8 +180,8 @@ export class SegmentBuilder {
     writer.add('LINE', leBytes(this.lines.view()));
     writer.add('TLEN', leBytes(this.tokens.view()));
     writer.add('CHSH', this.hashes.subarray(0, this.ids.length * 32));
-    writer.add('SNIP', CodedStrings.encode(this.snippets));
-    writer.add('SYMP', CodedStrings.encode(this.symbolPaths));
+    writer.add('SNIP', this.snippets.encode());
+    writer.add('SYMP', this.symbolPaths.encode());
 
     const built = this.postings.finish();
     for (const section of built.terms) writer.add(section.tag, section.bytes);

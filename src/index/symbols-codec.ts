@@ -2,7 +2,8 @@ import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol, ScopeKind } from '../lang/types.js';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { type Artifact, CodedStrings, type Section, StringTable, leBytes } from './format.js';
+import type { CodedStrings} from './format.js';
+import { type Artifact, CodedStringsBuilder, type Section, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 
 /** Stored per file in symbols.bin (`SFBK`): how its chunks were cut; 0 = declarations. */
@@ -24,11 +25,11 @@ export class SymbolColumns {
   private readonly fallbacks: number[] = [];
   private readonly lines = new GrowableU32();
   private readonly flags: number[] = [];
-  private readonly kinds: string[] = [];
-  private readonly names: string[] = [];
+  private readonly kinds = new CodedStringsBuilder();
+  private readonly names = new CodedStringsBuilder();
   private readonly texts: Uint8Array[] = [];
-  private readonly parents: string[] = [];
-  private readonly contexts: string[] = [];
+  private readonly parents = new CodedStringsBuilder();
+  private readonly contexts = new CodedStringsBuilder();
 
   /**
    * Add the next file's outline and its fallback code (see FALLBACK_CODES). `text`: the file's
@@ -60,10 +61,10 @@ export class SymbolColumns {
       { tag: 'SFBK', bytes: Uint8Array.from(this.fallbacks) },
       { tag: 'SLIN', bytes: leBytes(this.lines.view()) },
       { tag: 'SFLG', bytes: Uint8Array.from(this.flags) },
-      { tag: 'KIND', bytes: CodedStrings.encode(this.kinds) },
-      { tag: 'NAME', bytes: CodedStrings.encode(this.names) },
-      { tag: 'PRNT', bytes: CodedStrings.encode(this.parents) },
-      { tag: 'CTXT', bytes: CodedStrings.encode(this.contexts) },
+      { tag: 'KIND', bytes: this.kinds.encode() },
+      { tag: 'NAME', bytes: this.names.encode() },
+      { tag: 'PRNT', bytes: this.parents.encode() },
+      { tag: 'CTXT', bytes: this.contexts.encode() },
       { tag: 'SOTX', bytes: StringTable.encodeBlobs(this.texts) },
     ];
   }
