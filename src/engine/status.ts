@@ -159,6 +159,7 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     }
   }
   const others = (await checkOtherFiles(store, embedder)).problems;
+  const usage = await store.diskUsage();
   const gitInfo = head ? { indexed_commit: meta?.git?.commit ?? null, head: head.commit, branch: head.branch } : null;
   if (!meta || !view) {
     if (damage.length > 0) reasons.push(`the index is damaged: run \`repodex sync\` to rebuild it`);
@@ -178,8 +179,8 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
       chunks: 0,
       segments: 0,
       source_bytes: 0,
-      size_on_disk: await store.sizeOnDisk(),
-      size_by_part: await store.sizeByPart(),
+      size_on_disk: usage.index,
+      size_by_part: usage.parts,
       git: gitInfo,
       sync_running: owner !== null,
       sync_owner: owner,
@@ -215,8 +216,8 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     chunks: meta.counts.chunks,
     segments: meta.counts.segments,
     source_bytes: meta.source_bytes,
-    size_on_disk: await store.sizeOnDisk(),
-    size_by_part: await store.sizeByPart(),
+    size_on_disk: usage.index,
+    size_by_part: usage.parts,
     git: gitInfo,
     sync_running: owner !== null,
     sync_owner: owner,

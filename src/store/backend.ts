@@ -295,6 +295,17 @@ export interface LockOwner {
   readonly started: string;
 }
 
+/** Bytes on disk, as `status` shows them. */
+export interface DiskUsage {
+  /** The current generation (and, on the embedded store, the parse cache). */
+  readonly index: number;
+  /**
+   * Everything kept for the repository, by part (`index`, `parse cache`, `vectors`, `history`,
+   * `audit log`, …; only parts that take space), so a user sees where the space goes.
+   */
+  readonly parts: Record<string, number>;
+}
+
 /** A held writer lock; release it in a `finally`. */
 export interface HeldLock {
   release(): Promise<void>;
@@ -388,14 +399,8 @@ export interface IndexStore {
   tidy(): Promise<void>;
   /** Remove the index (keeps config and ignore rules); returns what was removed. */
   clean(): Promise<string[]>;
-  /** Bytes on disk of the current generation. */
-  sizeOnDisk(): Promise<number>;
-  /**
-   * Bytes this store keeps for the repository, by part (`index`, `parse cache`, `vectors`,
-   * `history`, `audit log`, …; only parts that take space): what `status` shows, so a user sees
-   * where the space goes.
-   */
-  sizeByPart(): Promise<Record<string, number>>;
+  /** What the index takes on disk, and what this store keeps for the repository by part (one look). */
+  diskUsage(): Promise<DiskUsage>;
   /** The vectors of one embedder (created empty on first append). */
   vectors(identity: EmbedderIdentity): VectorStore;
   /**

@@ -14,7 +14,7 @@ import type { NewFile, Tree } from '../../index/model.js';
 import { Segment, SegmentBuilder } from '../../index/segment.js';
 import { LayoutSchema } from '../../scan/layout.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { CommitResult, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
+import type { CommitResult, DiskUsage, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, MetaDraft, ParseCache, VectorManifest } from '../backend.js';
 import { FsIndexView } from './fs-view.js';
 import { FsVectorStore, VECTORS_DIR, checkVectorFiles, dropVectorSets, identityKey, readVectorManifestFile, vectorsDirSize, writeVectorManifestFile } from './fs-vectors.js';
 import { acquireLock, isLockLeftover, lockHolder, sweepLockLeftovers } from './lock.js';
@@ -438,30 +438,15 @@ export class FsStore implements IndexStore {
     return removed.sort();
   }
 
-  async sizeOnDisk(): Promise<number> {
-    let file: MetaFile | undefined;
-    try {
-      file = this.readMetaFile();
-    } catch (error) {
-      if (isRepodexError(error)) return 0;
-      throw error;
-    }
-    if (!file) return 0;
-    let total = statSync(this.metaPath, { throwIfNoEntry: false })?.size ?? 0;
-    total += statSync(this.path(file.manifest.name), { throwIfNoEntry: false })?.size ?? 0;
-    try {
-      for (const ref of this.readManifest(file).segments) total += statSync(this.path(ref.name), { throwIfNoEntry: false })?.size ?? 0;
-    } catch (error) {
-      if (!isRepodexError(error) && !isErrnoException(error)) throw error;
-    }
-    return total + this.cache.size();
-  }
-
-  async sizeByPart(): Promise<Record<string, number>> {
-    let current = new Set<string>();
+  async diskUsage(): Promise<DiskUsage> {
+    // The files of the generation served now: meta.json, its manifest and the manifest's segments.
+    const current = new Set<string>();
     try {
       const file = this.readMetaFile();
-      if (file) current = new Set(['meta.json', file.manifest.name, ...this.readManifest(file).segments.map((ref) => ref.name)]);
+      if (file) {
+        current.add('meta.json').add(file.manifest.name);
+        for (const ref of this.readManifest(file).segments) current.add(ref.name);
+      }
     } catch (error) {
       if (!isRepodexError(error) && !isErrnoException(error)) throw error;
     }
@@ -484,7 +469,8 @@ export class FsStore implements IndexStore {
       }
     };
     walk(this.dataDir, undefined);
-    return parts;
+    // No readable index, no index size (a parse cache alone is not one).
+    return { index: current.size > 0 ? (parts['index'] ?? 0) + (parts['parse cache'] ?? 0) : 0, parts };
   }
 
   /**

@@ -4,7 +4,7 @@ import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
 import type { FileState, Tree } from '../../index/model.js';
 import type { Language } from '../../scan/language.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
+import type { DiskUsage, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
 import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
 import { PgControlPlane } from './pg-control.js';
@@ -333,14 +333,9 @@ export class PgStore implements IndexStore {
     return [...removed, `the index of ${this.root} in ${this.where}`];
   }
 
-  async sizeOnDisk(): Promise<number> {
-    const parts = await this.sizeByPart();
-    return (parts['chunks'] ?? 0) + (parts['files'] ?? 0) + (parts['postings'] ?? 0);
-  }
-
-  async sizeByPart(): Promise<Record<string, number>> {
+  async diskUsage(): Promise<DiskUsage> {
     const id = await this.repoId();
-    if (!id) return {};
+    if (!id) return { index: 0, parts: {} };
     const [row] = await this.pool.query<{ chunks: string; files: string; postings: string }>(
       `SELECT (SELECT coalesce(sum(pg_column_size(c.*)), 0) FROM chunks c WHERE c.repo_id = $1) AS chunks,
               (SELECT coalesce(sum(pg_column_size(f.*)), 0) FROM files f WHERE f.repo_id = $1) AS files,
@@ -349,9 +344,10 @@ export class PgStore implements IndexStore {
     );
     const parts: Record<string, number> = {};
     for (const [part, bytes] of Object.entries(row ?? {})) if (Number(bytes) > 0) parts[part] = Number(bytes);
+    const index = (parts['chunks'] ?? 0) + (parts['files'] ?? 0) + (parts['postings'] ?? 0);
     // The parse cache is this machine's, beside the working tree.
     if (this.cache.size() > 0) parts['parse cache'] = this.cache.size();
-    return parts;
+    return { index, parts };
   }
 
   vectors(identity: EmbedderIdentity): PgVectorStore {
