@@ -1,11 +1,9 @@
-import { FALLBACK_CODES, SymbolColumns, SymbolTable } from './symbols-codec.js';
+import { FALLBACK_CODES, type StoredOutline, SymbolColumns, SymbolTable } from './symbols-codec.js';
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../core/errors.js';
-import type { OutlineSymbol } from '../lang/types.js';
 import { type Language, languageCode, languageFromCode } from '../scan/language.js';
 import { HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from './fields.js';
-import type { CodedStrings} from './format.js';
-import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, CodedStringsBuilder, StringTable, leBytes } from './format.js';
+import { type Artifact, ArtifactBuffer, ArtifactFile, type ArtifactSource, type ArtifactWriter, type CodedStrings, CodedStringsBuilder, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 import { FILE_STATES, type FileRecord, type FileState, type NewFile } from './model.js';
 import { PostingsBuilder, decodePostings } from './postings-builder.js';
@@ -103,7 +101,7 @@ export class SegmentBuilder {
     return { files: this.paths.length, indexed, chunks: this.ids.length, sourceBytes };
   }
 
-  private addRecord(record: Omit<FileRecord, 'chunkCount'>, symbols: readonly OutlineSymbol[], fallback: ChunkFallback, outlineText?: Uint8Array): void {
+  private addRecord(record: Omit<FileRecord, 'chunkCount'>): void {
     const previous = this.paths[this.paths.length - 1];
     if (previous !== undefined && !(previous < record.path)) {
       throw new RepodexError('INTERNAL', `segment files must be added in path order: ${record.path} after ${previous}`);
@@ -116,7 +114,6 @@ export class SegmentBuilder {
     this.states.push(FILE_STATES.indexOf(record.state));
     this.languages.push(languageCode(record.language));
     this.contentHashes.push(record.contentHash);
-    this.outlines.add(symbols, FALLBACK_CODES.indexOf(fallback), outlineText);
   }
 
   private addChunkMeta(chunk: Omit<StoredChunk, 'tokens' | 'symbol'> & { symbol: string | null }, tokens: number): void {
@@ -137,7 +134,8 @@ export class SegmentBuilder {
 
   /** Add a file from a sync: its chunks' text and field terms are indexed now. */
   addFile(file: NewFile): void {
-    this.addRecord(file.record, file.symbols, file.fallback, file.outlineText);
+    this.addRecord(file.record);
+    this.outlines.add(file.symbols, FALLBACK_CODES.indexOf(file.fallback), file.outlineText);
     for (const chunk of file.chunks) {
       const local = this.ids.length;
       const tokens = this.postings.addText(local, chunk.text);
@@ -153,8 +151,9 @@ export class SegmentBuilder {
    * Add a file copied from another segment (merging). Returns the local number of its first
    * chunk; the caller then adds the chunks' postings with `postings.addPosting`.
    */
-  addStoredFile(record: Omit<FileRecord, 'chunkCount'>, chunks: readonly StoredChunk[], symbols: readonly OutlineSymbol[], fallback: ChunkFallback, outlineText: Uint8Array): number {
-    this.addRecord(record, symbols, fallback, outlineText);
+  addStoredFile(record: Omit<FileRecord, 'chunkCount'>, chunks: readonly StoredChunk[], outline: StoredOutline, fallback: ChunkFallback): number {
+    this.addRecord(record);
+    this.outlines.addStored(outline, FALLBACK_CODES.indexOf(fallback));
     const first = this.ids.length;
     for (const chunk of chunks) this.addChunkMeta(chunk, chunk.tokens);
     this.chunkStart.push(this.ids.length);

@@ -18,13 +18,13 @@ describe('symbols.bin round trip', () => {
     const table = new SymbolTable(Artifact.fromBuffer('symbols', 'SYMB', encodeArtifact('SYMB', encodeSymbols(perFile, [0, 0]))));
     expect(table.check(2)).toEqual([]);
     const copy = new SymbolColumns();
-    copy.add(table.forFile(0), 0, table.storedText(0));
-    copy.add(table.forFile(1), 0, table.storedText(1));
+    copy.addStored(table.storedOutline(0), 0);
+    copy.addStored(table.storedOutline(1), 0);
     const copied = new SymbolTable(Artifact.fromBuffer('symbols', 'SYMB', encodeArtifact('SYMB', copy.sections())));
     expect([copied.forFile(0), copied.forFile(1)]).toEqual(perFile);
     // File 1's block (one symbol) stored for file 0 (several): found by verify, and refused when read.
     const wrong = new SymbolColumns();
-    wrong.add(table.forFile(0), 0, table.storedText(1));
+    wrong.addStored({ ...table.storedOutline(0), text: table.storedOutline(1).text }, 0);
     const damaged = new SymbolTable(Artifact.fromBuffer('symbols', 'SYMB', encodeArtifact('SYMB', wrong.sections())));
     expect(damaged.check(1)).toEqual(['outline text of file 0 is damaged']);
     expect(() => damaged.forFile(0)).toThrow(/stored outline of file 0 is damaged/);

@@ -1,9 +1,8 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { ChunkFallback } from '../chunk/tree-sitter-chunker.js';
 import { RepodexError } from '../core/errors.js';
 import type { OutlineSymbol, ScopeKind } from '../lang/types.js';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { CodedStrings} from './format.js';
-import { type Artifact, CodedStringsBuilder, type Section, StringTable, leBytes } from './format.js';
+import { type Artifact, type CodedStrings, CodedStringsBuilder, type Section, StringTable, leBytes } from './format.js';
 import { GrowableU32 } from './growable.js';
 
 /** Stored per file in symbols.bin (`SFBK`): how its chunks were cut; 0 = declarations. */
@@ -32,23 +31,39 @@ export class SymbolColumns {
   private readonly contexts = new CodedStringsBuilder();
 
   /**
-   * Add the next file's outline and its fallback code (see FALLBACK_CODES). `text`: the file's
-   * signatures and docs block as another segment stored it (a merge copies it as it is).
+   * Add the next file's outline and its fallback code (see FALLBACK_CODES). `text`: its
+   * signatures and docs block when made already (packOutlineText, by the parse thread).
    */
   add(symbols: readonly OutlineSymbol[], fallbackCode: number, text?: Uint8Array): void {
-    this.first.push(this.kinds.length);
-    this.fallbacks.push(fallbackCode);
+    this.startFile(fallbackCode);
     const nullable = (value: string | null): string => value ?? NULL_MARK;
     for (const symbol of symbols) {
-      this.lines.push(symbol.start_line);
-      this.lines.push(symbol.end_line);
-      this.flags.push(SCOPES.indexOf(symbol.scope_kind) | (symbol.is_conditional ? 0x80 : 0));
-      this.kinds.push(symbol.kind);
-      this.names.push(symbol.name);
-      this.parents.push(nullable(symbol.parent_symbol));
-      this.contexts.push(nullable(symbol.decl_context));
+      const flag = SCOPES.indexOf(symbol.scope_kind) | (symbol.is_conditional ? 0x80 : 0);
+      this.declare(symbol.start_line, symbol.end_line, flag, symbol.kind, symbol.name, nullable(symbol.parent_symbol), nullable(symbol.decl_context));
     }
     this.texts.push(text ?? packOutlineText(symbols));
+  }
+
+  /** Add the next file's outline as another segment stores it (a merge copies it without decoding its text). */
+  addStored(outline: StoredOutline, fallbackCode: number): void {
+    this.startFile(fallbackCode);
+    for (const d of outline.declarations) this.declare(d.start, d.end, d.flag, d.kind, d.name, d.parent, d.context);
+    this.texts.push(outline.text);
+  }
+
+  private startFile(fallbackCode: number): void {
+    this.first.push(this.kinds.length);
+    this.fallbacks.push(fallbackCode);
+  }
+
+  private declare(start: number, end: number, flag: number, kind: string, name: string, parent: string, context: string): void {
+    this.lines.push(start);
+    this.lines.push(end);
+    this.flags.push(flag);
+    this.kinds.push(kind);
+    this.names.push(name);
+    this.parents.push(parent);
+    this.contexts.push(context);
   }
 
   sections(): Section[] {
@@ -68,6 +83,16 @@ export class SymbolColumns {
       { tag: 'SOTX', bytes: StringTable.encodeBlobs(this.texts) },
     ];
   }
+}
+
+/**
+ * One file's outline as a segment stores it: each declaration's columns (enclosing name and
+ * context with the NUL mark for null, scope and condition in one flag byte) and the signatures
+ * and docs block, still deflated.
+ */
+export interface StoredOutline {
+  readonly declarations: readonly { readonly start: number; readonly end: number; readonly flag: number; readonly kind: string; readonly name: string; readonly parent: string; readonly context: string }[];
+  readonly text: Uint8Array;
 }
 
 /** A file's signatures and docs as one deflated block (empty when it declares nothing): what `SOTX` holds per file. */
@@ -124,9 +149,15 @@ export class SymbolTable {
     this.texts = artifact.strings('SOTX');
   }
 
-  /** File `fileId`'s signatures and docs block as stored (what a merge copies). */
-  storedText(fileId: number): Uint8Array {
-    return this.texts.blob(fileId);
+  /** File `fileId`'s outline as stored, its text not decoded (what a merge copies). */
+  storedOutline(fileId: number): StoredOutline {
+    const from = this.first[fileId] ?? 0;
+    const to = this.first[fileId + 1] ?? from;
+    const declarations = [];
+    for (let i = from; i < to; i++) {
+      declarations.push({ start: this.lines[i * 2]!, end: this.lines[i * 2 + 1]!, flag: this.flags[i]!, kind: this.kinds.get(i), name: this.names.get(i), parent: this.parents.get(i), context: this.contexts.get(i) });
+    }
+    return { declarations, text: this.texts.blob(fileId) };
   }
 
   /** Problems with the outline columns of `files` files (what `verify` checks): each file's block decodes. */

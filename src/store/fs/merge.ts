@@ -35,7 +35,7 @@ export function mergeSegments(base: readonly MergeSource[], delta: SegmentBuilde
       const stored = [];
       for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) stored.push(segment.chunks.stored(c));
       const { chunkCount: _count, ...record } = segment.files.record(f);
-      const first = out.addStoredFile(record, stored, segment.symbols.forFile(f), segment.fallback(f), segment.symbols.storedText(f));
+      const first = out.addStoredFile(record, stored, segment.symbols.storedOutline(f), segment.fallback(f));
       for (let c = chunkStart[f]!; c < chunkStart[f + 1]!; c++) newChunk[s]![c] = first + (c - chunkStart[f]!);
     },
   );
