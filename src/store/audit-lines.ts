@@ -66,13 +66,25 @@ function looksOlder(line: Buffer): boolean {
 /** The lines of a log, without their newlines; a last line without one counts too. */
 export function linesOf(bytes: Buffer): Buffer[] {
   const lines: Buffer[] = [];
+  forEachLine(bytes, (line) => lines.push(line));
+  return lines;
+}
+
+/**
+ * Each line of a log (as linesOf has them) that starts at or after byte `from`, with its number
+ * among all of them (1-based); the lines before are only counted.
+ */
+export function forEachLine(bytes: Buffer, visit: (line: Buffer, number: number) => void, from = 0): void {
+  let number = 0;
   for (let at = 0; at < bytes.length; ) {
     let end = bytes.indexOf(0x0a, at);
     if (end < 0) end = bytes.length;
-    if (end > at) lines.push(bytes.subarray(at, end));
+    if (end > at) {
+      number++;
+      if (at >= from) visit(bytes.subarray(at, end), number);
+    }
     at = end + 1;
   }
-  return lines;
 }
 
 /** Damaged line numbers (1-based) as one problem naming what the user can do, or undefined. */

@@ -4,7 +4,7 @@ import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { withFileLock } from '../../core/file-lock.js';
 import { createFileAtomic, writeFileAtomic } from '../../core/fs-atomic.js';
-import { type AuditEntry, damagedLinesProblem, decodeLine, encodeEntry, lineDamage, linesOf } from '../audit-lines.js';
+import { type AuditEntry, damagedLinesProblem, decodeLine, encodeEntry, forEachLine, lineDamage, linesOf } from '../audit-lines.js';
 import { VECTORS_DIR } from './fs-vectors.js';
 import type { AnalyticsCounts, AnalyticsDelta, AnalyticsStore, AuditStore, ControlPlane, DocumentName, PartCheck } from '../control.js';
 
@@ -193,10 +193,13 @@ export class FileAuditLog implements AuditStore {
       checked.push(name);
       const damaged: number[] = [];
       const from = deep ? 0 : bytes.length - QUICK_CHECK_BYTES;
-      linesOf(bytes).forEach((line, i) => {
-        // A line's offset in the file: `line` is a view into `bytes`.
-        if (line.byteOffset - bytes.byteOffset >= from && lineDamage(line) !== undefined) damaged.push(i + 1);
-      });
+      forEachLine(
+        bytes,
+        (line, number) => {
+          if (lineDamage(line) !== undefined) damaged.push(number);
+        },
+        from,
+      );
       const problem = damagedLinesProblem(name, damaged);
       if (problem) problems.push(problem);
     }
