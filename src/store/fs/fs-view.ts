@@ -40,6 +40,8 @@ export class FsIndexView implements IndexView {
   private readonly fileDead: Uint8Array;
   /** Live file slots in path order (the catalog). */
   private readonly liveOrder: Uint32Array;
+  /** Paths looked up lately and their positions in liveOrder: a search presents the same few files again and again. */
+  private readonly positions = new RecentMap<string, number>(4096);
   private columns: DocColumns | undefined;
   private idIndex: Map<number, number> | undefined;
   private hashes: Uint8Array | undefined;
@@ -182,9 +184,6 @@ export class FsIndexView implements IndexView {
     this.positions.set(path, position);
     return position;
   }
-
-  /** Paths looked up lately and their positions: a search presents the same few files again and again. */
-  private readonly positions = new RecentMap<string, number>(4096);
 
   private searchPosition(path: string): number {
     let lo = 0;
