@@ -34,6 +34,19 @@ export function changeCount(changes: Changes): number {
   return changes.changed.length + changes.removed.length;
 }
 
+/**
+ * True when a generation's record of the control files (ignore and git config files: their
+ * stats) still holds. When one was touched but nothing in the tree changed (a `git config
+ * --global` rewrote ~/.gitconfig as it was), only a full walk proves the rules the same, and
+ * every later check repeats that walk until a sync commits the new record. Folder times are left
+ * out: one that changed costs a check one listing, not a walk, and a folder where an ignored file
+ * comes and goes (a log, a build output) would otherwise have every check commit a generation.
+ */
+export function sameControls(recorded: Tree, now: Tree): boolean {
+  if (recorded.controls.length !== now.controls.length) return false;
+  return now.controls.every((control, i) => control.path === recorded.controls[i]!.path && sameControl(control, recorded.controls[i]!));
+}
+
 /** Up to `limit` changed paths with what happened to each, by path. */
 export function changeExamples(changes: Changes, catalog: Catalog | undefined, limit: number): { path: string; change: ChangeKind }[] {
   const out: { path: string; change: ChangeKind }[] = [];

@@ -679,9 +679,13 @@ export class Engine {
       return { view, synced, warnings: synced ? [] : ['a sync is running in another process: results come from the index it is replacing'], freshness: this.freshness(view, false) };
     }
     const ruleReasons = ruleStaleness(ctx, view.meta, this.headMemo.get());
-    const treeReasons = await this.probe.check(ctx, view);
+    const { reasons: treeReasons, recordOutdated } = await this.probe.check(ctx, view);
     const reasons = [...ruleReasons, ...treeReasons];
-    if (reasons.length === 0) return { view, synced: undefined, warnings: [], freshness: this.freshness(view, false), treeMatches: true };
+    if (reasons.length === 0) {
+      const synced = recordOutdated && auto ? await this.recordTree() : undefined;
+      if (synced) view = await this.view();
+      return { view, synced, warnings: [], freshness: this.freshness(view, false), treeMatches: true };
+    }
     if (!auto) {
       if (view.meta.feature_version !== FEATURE_VERSION) throw new RepodexError('INDEX_STALE', reasons[0]);
       return { view, synced: undefined, warnings: [`index is stale (${reasons.join('; ')}): run \`repodex sync\``], freshness: this.freshness(view, true) };
@@ -695,6 +699,19 @@ export class Engine {
     }
     view = await this.view();
     return { view, synced, warnings: [], freshness: this.freshness(view, false) };
+  }
+
+  /**
+   * The tree matches `view` but its record of the control files' stats is outdated: a sync
+   * commits the new record (an empty generation), so later checks skip the walk that proved it.
+   * Best effort: the answer stands either way, so a sync that cannot run now changes nothing.
+   */
+  private async recordTree(): Promise<SyncSummary | undefined> {
+    try {
+      return await this.syncUnlessRunning();
+    } catch {
+      return undefined;
+    }
   }
 
   /** Sync now, or undefined when another process is already syncing (readers never wait for it). */

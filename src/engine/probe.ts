@@ -1,14 +1,26 @@
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
+import { sameControls } from './changes.js';
 import { describeChanges, treeChanges } from './status.js';
+
+/** What a probe found. */
+export interface TreeCheck {
+  /** Why the tree no longer matches the generation (empty when it does). */
+  readonly reasons: string[];
+  /**
+   * The tree matches, but the generation's record of the control files' stats no longer holds,
+   * so every check proves the rules the same by a full walk; a sync would record them.
+   */
+  readonly recordOutdated: boolean;
+}
 
 /**
  * Tells the engine whether files changed since a generation was synced. The default compares
  * stats (cheap for one-shot commands); a server with a file watcher answers from its events.
  */
 export interface ChangeProbe {
-  /** Why the tree no longer matches `view` (empty when it does). */
-  check(ctx: RepoContext, view: IndexView): Promise<string[]>;
+  /** Whether the tree still matches `view`. */
+  check(ctx: RepoContext, view: IndexView): Promise<TreeCheck>;
   /** A sync is starting: returns a mark to hand to `synced` once it has committed. */
   syncStarting(): number;
   /** The sync that started at `mark` committed `generation`: changes seen before it are in the index. */
@@ -20,8 +32,9 @@ export interface ChangeProbe {
 /** The stat-based probe: every catalogued file and changed folder, compared with the generation. */
 export const statProbe: ChangeProbe = {
   async check(ctx, view) {
-    const described = describeChanges(treeChanges(ctx, view));
-    return described ? [described] : [];
+    const changes = treeChanges(ctx, view);
+    const described = describeChanges(changes);
+    return described ? { reasons: [described], recordOutdated: false } : { reasons: [], recordOutdated: !sameControls(view.catalog().tree, changes.tree) };
   },
   syncStarting: () => 0,
   synced() {},

@@ -24,7 +24,7 @@ import { type Candidate, type SoftError, byPath } from '../scan/walker.js';
 import type { Catalog, IndexStore, IndexView } from '../store/backend.js';
 import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
-import { type Changes, changeCount, detectChanges, gitDirty, usesGit, walkChanges } from './changes.js';
+import { type Changes, changeCount, detectChanges, gitDirty, sameControls, usesGit, walkChanges } from './changes.js';
 import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
 import type { RepoContext } from './context.js';
 import { createParser } from './parse-pool.js';
@@ -209,8 +209,18 @@ export async function* runSync(
   const changes: Changes = why === undefined && loaded && catalog ? withHistoryChanges(detected.changes, catalog, loaded.changed) : detected.changes;
 
   // A config edit that needs no rebuild still commits (an empty generation), to record the new config hash.
-  // So does an index whose layout is missing (written before layouts were learned) or was learned by other rules, to learn it.
-  if (why === undefined && base && changeCount(changes) === 0 && sameHead(base.meta.git, head) && base.meta.config_hash === ctx.loaded.hash && base.meta.layout?.version === LAYOUT_VERSION) {
+  // So does an index whose layout is missing (written before layouts were learned) or was learned by other rules, to learn it,
+  // and one whose record of the control files' stats no longer holds, so that later checks need not walk the tree to prove the rules the same.
+  if (
+    why === undefined &&
+    base &&
+    catalog &&
+    changeCount(changes) === 0 &&
+    sameHead(base.meta.git, head) &&
+    base.meta.config_hash === ctx.loaded.hash &&
+    base.meta.layout?.version === LAYOUT_VERSION &&
+    sameControls(catalog.tree, changes.tree)
+  ) {
     // A damaged kept history read from git again changes no indexed file's field here: keep the sound one.
     if (loaded?.unkept) await keepHistory(store.control, loaded.history);
     await store.tidy();
@@ -445,7 +455,6 @@ function recordGitDirty(
   return gitDirty(root, commit)?.dirty ?? null;
 }
 
-/** The summary of a sync that found nothing to do. */
 /**
  * The repository's layout for the new generation: the base's when no manifest or attribute file
  * changed, else learned again from every file the generation catalogues.
@@ -469,6 +478,7 @@ function layoutOf(root: string, limits: ReadLimits, base: IndexView | undefined,
   });
 }
 
+/** The summary of a sync that found nothing to do. */
 function noChange(base: IndexView, changes: Changes, errors: SoftError[], started: number): SyncSummary {
   const meta = base.meta;
   return {

@@ -10,7 +10,7 @@ import type { IndexView } from '../store/backend.js';
 import type { Engine } from './engine.js';
 import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
-import { type ChangeProbe, statProbe } from './probe.js';
+import { type ChangeProbe, type TreeCheck, statProbe } from './probe.js';
 import { listDirOrEmpty, lstatIfExists, statIfExists } from '../core/stat.js';
 import { FolderWatch } from './folder-watch.js';
 
@@ -439,20 +439,20 @@ export class WatchProbe implements ChangeProbe {
 
   constructor(readonly watcher: RepoWatcher) {}
 
-  async check(ctx: RepoContext, view: IndexView): Promise<string[]> {
+  async check(ctx: RepoContext, view: IndexView): Promise<TreeCheck> {
     const proven = this.provenGeneration === view.meta.generation && this.watcher.isHealthy;
     // In this order: the cookie first, so the pending count and the control files are read after every event up to now.
     if (proven && (await this.watcher.syncToNow()) && !this.watcher.takeFlood() && !this.watcher.controlsChanged() && this.watcher.pending === 0 && this.provenGeneration === view.meta.generation) {
-      return [];
+      return { reasons: [], recordOutdated: false };
     }
     const mark = this.watcher.mark();
-    const reasons = await statProbe.check(ctx, view);
-    if (reasons.length === 0 && this.watcher.isHealthy) {
+    const found = await statProbe.check(ctx, view);
+    if (found.reasons.length === 0 && this.watcher.isHealthy) {
       // The tree matched `view` after every event counted so far: they are all in it.
       this.watcher.settle(mark);
       this.provenGeneration = view.meta.generation;
     }
-    return reasons;
+    return found;
   }
 
   syncStarting(): number {

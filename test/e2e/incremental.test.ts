@@ -321,6 +321,47 @@ describe('config edits', () => {
   });
 });
 
+describe('an ignore file touched but not changed', () => {
+  // The rules it holds are the same, but only a full walk can prove it. Until 2026-11 nothing
+  // recorded its new stat when the walk found no file changed, so every later status, search and
+  // sync walked the whole tree again (on playwright, after `git config --global` rewrote
+  // ~/.gitconfig unchanged: a one-shot status took 0.5 s instead of 0.25 s).
+  interface Summary {
+    mode: string;
+    found_by: string;
+    files_scanned: number;
+    chunks_created: number;
+    generation: number;
+  }
+  const sync = (root: string): Summary => runCli(['sync', '--json', '--root', root]).json<Summary>();
+  const touch = (path: string, when: string): void => utimesSync(path, new Date(when), new Date(when));
+
+  it('is walked once: the sync that proves nothing changed records its new stat, and the next one checks by stats', () => {
+    const root = makeRepo({ 'src/a.ts': 'export const zqxalpha = 1;\n', 'src/.gitignore': 'build/\n', 'b.ts': 'export const zqxbeta = 2;\n' });
+    const first = sync(root);
+    touch(join(root, 'src/.gitignore'), '2031-01-01T00:00:00Z');
+    expect(runCli(['status', '--json', '--root', root]).json<{ dirty: boolean }>().dirty).toBe(false);
+
+    const recorded = sync(root);
+    expect(recorded).toMatchObject({ found_by: 'walk', files_scanned: 0, chunks_created: 0, generation: first.generation + 1 });
+    const after = readIndex(root);
+    expect(after.manifest.tree.controls.find((control) => control.path === 'src/.gitignore')?.mtimeMs).toBe(Date.parse('2031-01-01T00:00:00Z'));
+    expect(sync(root)).toMatchObject({ mode: 'none', found_by: 'stat', generation: first.generation + 1 });
+  });
+
+  it('a search that finds the record outdated records it, and answers as before', () => {
+    const root = makeRepo({ 'src/a.ts': 'export const zqxgamma = 1;\n', 'src/.gitignore': 'build/\n' });
+    const first = sync(root);
+    const before = runCli(['search', 'zqxgamma', '--json', '--root', root]).json<{ results: { chunk_id: string }[]; freshness: { dirty: boolean } }>();
+    touch(join(root, 'src/.gitignore'), '2031-02-01T00:00:00Z');
+    const answer = runCli(['search', 'zqxgamma', '--json', '--root', root]).json<{ results: { chunk_id: string }[]; warnings: string[]; freshness: { dirty: boolean; generation: number } }>();
+    expect(answer.results.map((hit) => hit.chunk_id)).toEqual(before.results.map((hit) => hit.chunk_id));
+    expect(answer.warnings).toEqual([]);
+    expect(answer.freshness).toMatchObject({ dirty: false, generation: first.generation + 1 });
+    expect(sync(root)).toMatchObject({ mode: 'none', found_by: 'stat', generation: first.generation + 1 });
+  });
+});
+
 describe('folders that turn into files', () => {
   // Stat of a catalogued path whose folder became a file fails with ENOTDIR, which Node's
   // throwIfNoEntry does not cover: status, search and sync all crashed until `clean`.
