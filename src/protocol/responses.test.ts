@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
-import { type Op, type RequestOf, RESPONSES, handle } from './index.js';
+import { type Op, type RequestOf, handle } from './index.js';
+import { RESPONSES } from './responses.js';
 
 /**
  * The contract: every op's real output is exactly what its response schema says — no missing

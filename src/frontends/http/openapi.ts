@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import { toJSONSchema } from 'zod/v4/core';
 import { TOOL_VERSION } from '../../core/version.js';
-import { RESPONSES } from '../../protocol/index.js';
+import { RESPONSES } from '../../protocol/responses.js';
 import { AddRepoBody, AddRepoResponse, ErrorResponse, HealthResponse, IndexStatusResponse, OP_ROUTES, PushBody, RepoIdBody, RepoSchema, ReposResponse } from './routes.js';
 
 /** JSON Schema (2020-12, what OpenAPI 3.1 uses) of a zod schema. */

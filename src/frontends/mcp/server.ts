@@ -20,7 +20,6 @@ import {
   type Op,
   OpenRequest,
   OutlineRequest,
-  RESPONSES,
   Request,
   SearchRequest,
   SyncRequest,
@@ -30,6 +29,7 @@ import {
   recordUnreadable,
   wholeNumber,
 } from '../../protocol/index.js';
+import { RESPONSES } from '../../protocol/responses.js';
 
 /**
  * The MCP server (seed 002 §11): eight `repo.*` tools over stdio, each answering the envelope
