@@ -363,7 +363,7 @@ export async function selectQueryTerms(view: IndexView, query: string): Promise<
       let inCode = false;
       if (docsOf) {
         for (let j = 0; j < docsOf.length && !inCode; j++) {
-          const role = roles[view.docFile[docsOf[j]!]!]!;
+          const role = roles.of(view.docFile[docsOf[j]!]!);
           inCode = role !== prose && role !== docs;
         }
       }
@@ -611,7 +611,7 @@ function applyFileSignals(
   state: QueryState,
   idfs: Float64Array,
   rank: RankingProfile,
-  roles: Uint8Array,
+  roles: FileRoles,
   weights: Float64Array,
   mentioned: ReadonlySet<number>,
   pastSubjects: ReadonlyMap<number, number>,
@@ -639,7 +639,7 @@ function applyFileSignals(
     }
     if (rank.coord > 0) score *= coverage[popcount(inFile)]!;
     score += rank.whole * files.whole[file]!;
-    score *= weights[roles[file]!]!;
+    score *= weights[roles.of(file)]!;
     score += files.add[file]!;
     if (mentions && mentioned.has(file)) score *= 1 + rank.mention;
     scores[id] = roundScore(score);
@@ -673,7 +673,7 @@ interface Signals {
   readonly forms: readonly Inflection[];
   /** Each candidate file's matched-term mask. */
   readonly fileMasks: Uint32Array;
-  readonly roles: Uint8Array;
+  readonly roles: FileRoles;
   readonly weights: Float64Array;
   readonly mentioned: ReadonlySet<number>;
   /** Each candidate file's whole-file BM25 score (0 when the profile does not weigh it). */
@@ -711,7 +711,7 @@ function explain(state: QueryState, signals: Signals, id: number): string[] {
   }
   if (mentioned.has(file) && rank.mention > 0) out.push(`mention:×${1 + rank.mention}`);
   if (rank.whole > 0 && wholeFile[file]! > 0) out.push(`whole-file:+${(rank.whole * wholeFile[file]!).toFixed(2)}`);
-  const role = roles[file]!;
+  const role = roles.of(file);
   if (weights[role] !== 1) out.push(`role:${ROLES[role]}×${weights[role]}`);
   return out;
 }
@@ -771,11 +771,11 @@ function filesByBasename(view: IndexView): Map<string, number[]> {
  */
 export function mentionedFiles(view: IndexView, query: string): Set<number> {
   const out = new Set<number>();
-  const byName = filesByBasename(view);
   for (const match of query.matchAll(FILE_MENTION)) {
     const mention = match[0].replace(/^\.?\//, '').toLowerCase();
     const base = mention.slice(mention.lastIndexOf('/') + 1);
-    let slots = byName.get(base);
+    // Built on the first mention: most queries name no file, and a one-shot search need not list them all.
+    let slots = filesByBasename(view).get(base);
     if (!slots) continue;
     if (mention.includes('/')) {
       const suffix = mention.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').join('/');
@@ -794,26 +794,54 @@ const ROLES = ['source', 'test', 'example', 'vendored', 'generated', 'prose', 'd
 type Role = (typeof ROLES)[number];
 const ROLE_CODE = new Map<Role, number>(ROLES.map((role, i) => [role, i]));
 
-const roleCache = new WeakMap<IndexView, Uint8Array>();
+const roleCache = new WeakMap<IndexView, FileRoles>();
+
+/** Not worked out yet (FileRoles.codes). */
+const UNKNOWN_ROLE = 255;
 
 /**
- * The role of every file slot (an index into ROLES), computed once per loaded index: tests by
- * path; then what the repository declares (its layout: workspaces, `.gitattributes`); then
- * examples, benchmarks, templates, docs, vendored and generated code by folder names; generated
- * code also by the content mark sync sets; prose and data files by language.
+ * The role of each file slot (an index into ROLES), worked out the first time a query asks for
+ * it and kept with the loaded index: tests by path; then what the repository declares (its
+ * layout: workspaces, `.gitattributes`); then examples, benchmarks, templates, docs, vendored and
+ * generated code by folder names; generated code also by the content mark sync sets; prose and
+ * data files by language. Only the files a query touches are looked at: a one-shot search need
+ * not classify the whole catalog.
  */
-async function fileRoles(view: IndexView): Promise<Uint8Array> {
+class FileRoles {
+  /** The role of each slot, UNKNOWN_ROLE until asked. */
+  private readonly codes: Uint8Array;
+
+  constructor(
+    private readonly view: IndexView,
+    private readonly declared: ReturnType<typeof layoutReader> | undefined,
+    /** Slots whose content carries the generated mark. */
+    private readonly marked: ReadonlySet<number>,
+  ) {
+    this.codes = new Uint8Array(view.fileSlots).fill(UNKNOWN_ROLE);
+  }
+
+  of(file: number): number {
+    const code = this.codes[file]!;
+    return code !== UNKNOWN_ROLE ? code : this.work(file);
+  }
+
+  private work(file: number): number {
+    const path = this.view.filePath(file);
+    const role = pathRole(path, this.declared?.(path));
+    const settled = role === 'source' && PROSE.has(this.view.fileLanguage(file)) ? 'prose' : role === 'source' && this.marked.has(file) ? 'generated' : role;
+    const code = ROLE_CODE.get(settled)!;
+    this.codes[file] = code;
+    return code;
+  }
+}
+
+async function fileRoles(view: IndexView): Promise<FileRoles> {
   let roles = roleCache.get(view);
   if (roles) return roles;
   const [marked] = await view.postings([PATH_FIELD + GENERATED_MARK]);
-  roles = new Uint8Array(view.fileSlots);
-  const declared = view.meta.layout ? layoutReader(view.meta.layout) : undefined;
-  for (let f = 0; f < view.fileSlots; f++) {
-    const path = view.filePath(f);
-    const role = pathRole(path, declared?.(path));
-    roles[f] = ROLE_CODE.get(role === 'source' && PROSE.has(view.fileLanguage(f)) ? 'prose' : role)!;
-  }
-  if (marked) for (const doc of marked.docs) if (roles[view.docFile[doc]!] === ROLE_CODE.get('source')) roles[view.docFile[doc]!] = ROLE_CODE.get('generated')!;
+  const markedFiles = new Set<number>();
+  if (marked) for (const doc of marked.docs) markedFiles.add(view.docFile[doc]!);
+  roles = new FileRoles(view, view.meta.layout ? layoutReader(view.meta.layout) : undefined, markedFiles);
   roleCache.set(view, roles);
   return roles;
 }
