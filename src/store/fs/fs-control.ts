@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
@@ -176,30 +176,26 @@ export class FileAuditLog implements AuditStore {
    * Every line's checksum in both files when `deep` (`verify`: at checksum speed, at most 8 MiB;
    * lines an older version wrote have none and are taken as they are). Otherwise (`status`) the
    * lines in each file's last QUICK_CHECK_BYTES: where appends land and a crash tears a line. A
-   * busy server's log is megabytes, and checking all of it was most of what a `status` took.
+   * busy server's log is megabytes, and checking all of it was most of what a `status` took; so
+   * is reading all of it: only the tail is read, and the whole file only to number the lines of
+   * damage found there.
    */
   async check(deep = false): Promise<PartCheck> {
     const checked: string[] = [];
     const problems: string[] = [];
     for (const name of [AUDIT_ROTATED_FILE, AUDIT_FILE]) {
-      let bytes: Buffer;
+      const path = join(this.dataDir, name);
+      let damaged: number[];
       try {
-        bytes = readFileSync(join(this.dataDir, name));
+        const quick = deep ? undefined : tailDamage(path);
+        if (quick === null) continue; // no such file
+        damaged = quick?.length === 0 ? [] : damagedLines(readFileSync(path), deep ? 0 : undefined);
       } catch (error) {
         if (isErrnoException(error, 'ENOENT')) continue;
         problems.push(`cannot read ${name}: ${errorMessage(error)}`);
         continue;
       }
       checked.push(name);
-      const damaged: number[] = [];
-      const from = deep ? 0 : bytes.length - QUICK_CHECK_BYTES;
-      forEachLine(
-        bytes,
-        (line, number) => {
-          if (lineDamage(line) !== undefined) damaged.push(number);
-        },
-        from,
-      );
       const problem = damagedLinesProblem(name, damaged);
       if (problem) problems.push(problem);
     }
@@ -388,4 +384,48 @@ function olderCounts(bytes: Buffer): AnalyticsCounts | undefined {
   const count = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
   if (Object.keys(rest).length > 0 || !count(queries) || !count(hits) || !count(misses) || (last !== null && typeof last !== 'string')) return undefined;
   return { queries, hits, misses, last_query_ts: last };
+}
+
+/**
+ * The numbers (1-based, among all lines) of the damaged lines that start at or after byte `from`;
+ * when `from` is undefined, of those in the last QUICK_CHECK_BYTES.
+ */
+function damagedLines(bytes: Buffer, from = bytes.length - QUICK_CHECK_BYTES): number[] {
+  const damaged: number[] = [];
+  forEachLine(
+    bytes,
+    (line, number) => {
+      if (lineDamage(line) !== undefined) damaged.push(number);
+    },
+    from,
+  );
+  return damaged;
+}
+
+/**
+ * Damage in the lines of a log's last QUICK_CHECK_BYTES, reading only those bytes (and the one
+ * before them, which says whether a line starts where they do): a non-empty list when there is
+ * some (numbered within the tail only), null when there is no such file.
+ */
+function tailDamage(path: string): number[] | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if (isErrnoException(error, 'ENOENT')) return null;
+    throw error;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - QUICK_CHECK_BYTES - 1);
+    const tail = Buffer.allocUnsafe(size - start);
+    for (let got = 0; got < tail.length; ) {
+      const n = readSync(fd, tail, got, tail.length - got, start + got);
+      if (n === 0) return damagedLines(tail.subarray(0, got), size - QUICK_CHECK_BYTES - start);
+      got += n;
+    }
+    return damagedLines(tail, size - QUICK_CHECK_BYTES - start);
+  } finally {
+    closeSync(fd);
+  }
 }
