@@ -1,7 +1,7 @@
 import { statIfExistsNs } from './stat.js';
 
 /** One version of a file: inode, size, mtime and ctime in nanoseconds; `-` when there is none. */
-function versionOf(path: string): { readonly key: string; readonly changedNs: bigint } {
+export function versionOf(path: string): { readonly key: string; readonly changedNs: bigint } {
   const stat = statIfExistsNs(path);
   if (!stat) return { key: '-', changedNs: 0n };
   const changedNs = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
@@ -13,7 +13,7 @@ function versionOf(path: string): { readonly key: string; readonly changedNs: bi
  * may keep the size and times it had (git's "racily clean" problem). A value read from a file
  * younger than this is not kept.
  */
-const RACY_NS = 2_000_000_000n;
+export const RACY_NS = 2_000_000_000n;
 
 /**
  * A value derived from a few small files, derived again only when one of them changed, appeared

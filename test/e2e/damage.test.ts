@@ -35,7 +35,9 @@ function files(): Record<string, string> {
 }
 
 /** Files under .repodex/ that no answer depends on: the user's own settings, and what is written only for people. */
-const NOT_INDEX = new Set(['config.json', 'ignore', '.gitignore', 'build.log', 'last_bundle.json', 'last_bundle.md']);
+// checked.json only says which files an earlier check found sound, as which version: damage to it
+// makes the next checks read those files again, and can never vouch for a changed file.
+const NOT_INDEX = new Set(['config.json', 'ignore', '.gitignore', 'build.log', 'last_bundle.json', 'last_bundle.md', 'checked.json']);
 
 /** Every file kind an index can hold, by a pattern over its path inside .repodex/. */
 const KINDS: readonly { readonly kind: string; readonly pattern: RegExp }[] = [

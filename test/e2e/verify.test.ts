@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -110,6 +110,27 @@ describe('verify', () => {
     expect(search.code, search.stderr).toBe(0);
     expect(search.json<{ synced: { mode: string } }>().synced.mode).toBe('full');
     expect(verify(root).code).toBe(0);
+  });
+
+  it('status reads again what an earlier status found sound once it is written to, even with its mtime put back', async () => {
+    const root = repo();
+    // Times within 2 s of a write may not show a second write: only files older than that are vouched for.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect(cli(root, 'status', '--json').json<{ damage: string[] }>().damage).toEqual([]);
+    const vouched = JSON.parse(readFileSync(join(root, '.repodex/checked.json'), 'utf8')) as Record<string, string>;
+    const { segments } = readIndex(root);
+    expect(Object.keys(vouched).sort()).toEqual([...segments.map((segment) => segment.name), 'parse-cache.rpdx'].sort());
+
+    for (const name of [segments.at(-1)!.name, 'parse-cache.rpdx']) {
+      const path = join(root, '.repodex', name);
+      const { atime, mtime } = statSync(path);
+      flip(root, name, Math.floor(statSync(path).size / 2));
+      utimesSync(path, atime, mtime);
+      const status = cli(root, 'status', '--json').json<{ state: string; damage: string[] }>();
+      expect(status.damage.join('\n'), name).toContain(name);
+      expect(verify(root).report.problems.join('\n'), name).toContain(name);
+      flip(root, name, Math.floor(statSync(path).size / 2)); // back as it was
+    }
   });
 
   it('no index: verify says so and exits 1', () => {

@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
+import { CHECKED_FILE, checkedFilesOf } from '../../core/checked-files.js';
 import { crashPoint } from '../../core/crash.js';
 import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
@@ -373,15 +374,27 @@ export class FsStore implements IndexStore {
         problems.push(`${ref.name} is not the segment the manifest names (size or header differs)`);
         return;
       }
+      const checkedFiles = checkedFilesOf(this.dataDir);
       if (!options.deep) {
         // A segment that is checked once (in this process) stays checked: segments never change.
+        // Found sound by an earlier process, as the version it still is: not read again (CheckedFiles).
+        if (checkedFiles.holds(ref.name)) return;
+        const before = checkedFiles.version(ref.name);
         const bad = segment.checkBytes();
-        if (bad) problems.push(bad);
+        if (bad) {
+          problems.push(bad);
+          checkedFiles.forget(ref.name);
+        } else checkedFiles.found(ref.name, before);
         return;
       }
+      const before = checkedFiles.version(ref.name);
       const found = segment.verify();
       problems.push(...found);
-      if (found.length > 0) return;
+      if (found.length > 0) {
+        checkedFiles.forget(ref.name);
+        return;
+      }
+      checkedFiles.found(ref.name, before);
       const dead = new Set(manifest.dead[s] ?? []);
       for (const local of dead) if (local >= segment.files.count) problems.push(`${file!.manifest.name}: a tombstone names file ${local} of ${ref.name}, which has ${segment.files.count}`);
       const { chunkStart } = segment.files;
@@ -420,6 +433,7 @@ export class FsStore implements IndexStore {
         GENERATION_FILE.test(name) ||
         SEGMENT_FILE.test(name) ||
         name === 'meta.json' ||
+        name === CHECKED_FILE ||
         TEMP_FILE.test(name) ||
         isLockLeftover(name, this.lockPath) ||
         isLockLeftover(name, this.vectorLockPath)

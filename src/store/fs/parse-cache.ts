@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkedFilesOf } from '../../core/checked-files.js';
 import { crc32 } from '../../core/crc32.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { fsyncDir, writeFileDurable } from '../../core/fs-atomic.js';
@@ -380,7 +381,14 @@ export function localParseCache(dataDir: string): LocalParseCache {
     },
     async check() {
       if (!existsSync(path)) return { problems: [], checked: [], notes: [] };
-      return { ...verifyParseCache(path), checked: [NAME] };
+      // Found sound by an earlier process, as the version it still is: not read again (CheckedFiles).
+      const checkedFiles = checkedFilesOf(dataDir);
+      if (checkedFiles.holds(NAME)) return { problems: [], checked: [NAME], notes: [] };
+      const before = checkedFiles.version(NAME);
+      const report = verifyParseCache(path);
+      if (report.problems.length === 0 && report.notes.length === 0) checkedFiles.found(NAME, before);
+      else checkedFiles.forget(NAME);
+      return { ...report, checked: [NAME] };
     },
     async tidy() {
       repairParseCache(path);

@@ -1,0 +1,99 @@
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RACY_NS, versionOf } from './file-memo.js';
+
+/** Where the versions of the files found sound are kept, in `.repodex/`. */
+export const CHECKED_FILE = 'checked.json';
+
+/** A file's version as `versionOf` gives it. */
+export type FileVersion = ReturnType<typeof versionOf>;
+
+/**
+ * The files under `.repodex/` whose every byte a check found sound, each with the version it had
+ * then (inode, size, mtime and ctime in nanoseconds): a later check of the same version need not
+ * read the file again. `status`, and the check before a sync, read megabytes of segments and
+ * caches otherwise, on every call. Any write to a file gives it a new ctime, which nobody can set
+ * back, so damage done after the check shows as another version; what versions cannot show is a
+ * disk changing bytes by itself, which `verify` finds (it reads everything, always). A cache only:
+ * lost, damaged or unwritable, every file is simply checked again.
+ */
+export class CheckedFiles {
+  private versions: Map<string, string> | undefined;
+
+  constructor(
+    private readonly dataDir: string,
+    /** The clock, in milliseconds (tests move it). */
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The version of `name` now: take it before checking the file, and hand it to `found` after. */
+  version(name: string): FileVersion {
+    return versionOf(join(this.dataDir, name));
+  }
+
+  /** True when `name` was found sound as the very version it is now. */
+  holds(name: string): boolean {
+    const kept = this.load().get(name);
+    return kept !== undefined && kept === this.version(name).key;
+  }
+
+  /**
+   * A check that took `before` found `name` sound. Kept unless the file changed meanwhile, or so
+   * lately that a change within the clock's granularity could have left its times as they were.
+   */
+  found(name: string, before: FileVersion): void {
+    const now = this.version(name);
+    if (before.key === '-' || now.key !== before.key) return;
+    if (now.changedNs >= BigInt(Math.floor(this.now())) * 1_000_000n - RACY_NS) return;
+    const versions = this.load();
+    if (versions.get(name) === now.key) return;
+    versions.set(name, now.key);
+    this.save();
+  }
+
+  /** Forget `name` (a check found it damaged, or it is gone). */
+  forget(name: string): void {
+    if (this.load().delete(name)) this.save();
+  }
+
+  private load(): Map<string, string> {
+    if (this.versions) return this.versions;
+    const versions = new Map<string, string>();
+    try {
+      const parsed = JSON.parse(readFileSync(join(this.dataDir, CHECKED_FILE), 'utf8')) as unknown;
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+        for (const [name, key] of Object.entries(parsed)) if (typeof key === 'string') versions.set(name, key);
+      }
+    } catch {
+      // missing or unreadable: nothing is known to be sound
+    }
+    this.versions = versions;
+    return versions;
+  }
+
+  private save(): void {
+    const versions = this.load();
+    // Files gone since (merged segments) are dropped: the list stays as long as the index's files.
+    for (const name of [...versions.keys()]) if (this.version(name).key === '-') versions.delete(name);
+    const path = join(this.dataDir, CHECKED_FILE);
+    const temp = `${path}.tmp-${process.pid}`;
+    try {
+      writeFileSync(temp, `${JSON.stringify(Object.fromEntries(versions))}\n`, { mode: 0o600 });
+      renameSync(temp, path);
+    } catch {
+      rmSync(temp, { force: true }); // a read-only index: the checks just run again next time
+    }
+  }
+}
+
+const byDir = new Map<string, CheckedFiles>();
+
+/** The one CheckedFiles of `dataDir` in this process. */
+export function checkedFilesOf(dataDir: string): CheckedFiles {
+  let checked = byDir.get(dataDir);
+  if (!checked) {
+    checked = new CheckedFiles(dataDir);
+    byDir.set(dataDir, checked);
+  }
+  return checked;
+}
