@@ -180,7 +180,58 @@ export function summarize(samples) {
   const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
   const mid = sorted.length >> 1;
   const median = sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return { n: sorted.length, min: sorted[0], median, p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], mean };
+  return { n: sorted.length, min: sorted[0], median, p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], mean, samples: sorted };
+}
+
+/** One summary of the samples of several (summarize's; null ones are left out). */
+function summarizeAll(summaries) {
+  const present = summaries.filter((summary) => summary);
+  return present.length === 0 ? null : summarize(present.flatMap((summary) => summary.samples));
+}
+
+/**
+ * One measurement of a build from several rounds of measureRepodex (each with its share of the
+ * runs and queries): every timing summarized over all rounds' samples, peaks the largest, counts
+ * added up.
+ */
+export function mergeMeasurements(parts) {
+  const first = parts[0];
+  const pick = (key) => parts.map((part) => part[key]).filter((value) => value);
+  const merged = { bin: first.bin, errors: parts.flatMap((part) => part.errors), warnings: parts.flatMap((part) => part.warnings), sync: null, first_search: null, status: null, index: null, serve: null, oneshot: null };
+  const syncs = pick('sync');
+  if (syncs.length > 0) {
+    const rss = syncs.map((sync) => sync.peak_rss_bytes).filter((value) => value !== null);
+    merged.sync = {
+      ...syncs[0],
+      wall_ms: summarizeAll(syncs.map((sync) => sync.wall_ms)),
+      reported_ms: summarizeAll(syncs.map((sync) => sync.reported_ms)),
+      embed_ms: summarizeAll(syncs.map((sync) => sync.embed_ms)),
+      lexical_wall_ms: summarizeAll(syncs.map((sync) => sync.lexical_wall_ms)),
+      peak_rss_bytes: rss.length > 0 ? Math.max(...rss) : null,
+    };
+  }
+  const firsts = pick('first_search');
+  if (firsts.length > 0) {
+    merged.first_search = { wall_ms: summarizeAll(firsts.map((first) => first.wall_ms)), partial_files: firsts.flatMap((first) => first.partial_files), rest_ms: summarizeAll(firsts.map((first) => first.rest_ms)) };
+  }
+  const statuses = pick('status');
+  if (statuses.length > 0) merged.status = { wall_ms: summarizeAll(statuses.map((status) => status.wall_ms)) };
+  merged.index = pick('index').at(-1) ?? null;
+  const serves = pick('serve');
+  if (serves.length > 0) {
+    const peaks = serves.map((serve) => serve.peak_rss_bytes).filter((value) => value !== null);
+    merged.serve = {
+      rtt_ms: summarizeAll(serves.map((serve) => serve.rtt_ms)),
+      first_ms: serves[0].first_ms,
+      peak_rss_bytes: peaks.length > 0 ? Math.max(...peaks) : null,
+      queries: serves.reduce((sum, serve) => sum + serve.queries, 0),
+      failed: serves.reduce((sum, serve) => sum + serve.failed, 0),
+      empty_results: serves.reduce((sum, serve) => sum + serve.empty_results, 0),
+    };
+  }
+  const oneshots = pick('oneshot');
+  if (oneshots.length > 0) merged.oneshot = { wall_ms: summarizeAll(oneshots.map((oneshot) => oneshot.wall_ms)), queries: oneshots[0].queries };
+  return merged;
 }
 
 /** Milliseconds for people: more decimals the smaller the number. */
@@ -392,7 +443,7 @@ export function sampleQueries(corpus, files, count, seed) {
 // ---------------------------------------------------------------------------------------------
 // repodex
 
-async function runRepodex(bin, corpus, args, options = {}) {
+export async function runRepodex(bin, corpus, args, options = {}) {
   const result = await runProcess(process.execPath, [bin, ...args, '--root', corpus], { peakRss: options.peakRss, timeoutMs: options.timeoutMs ?? 600_000 });
   const command = `repodex ${args.join(' ')}`;
   if (result.spawnError) return { ...result, problem: `${command}: cannot start: ${result.spawnError}` };

@@ -2,7 +2,7 @@
 // Benchmark repodex on a real corpus and compare, in the same run, with rg, with Google
 // codesearch (cindex/csearch) and with an earlier build of repodex (a temporary git worktree).
 // Usage: node bench/run.mjs <corpus-dir> [--baseline-ref REF|none] [--queries N] [--runs N]
-//        [--sync-runs N] [--seed N] [--json out.json]
+//        [--sync-runs N] [--rounds N] [--seed N] [--json out.json]
 // Progress goes to stderr; the report (Markdown) goes to stdout. See bench/README.md.
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -21,12 +21,14 @@ import {
   measureGitStatus,
   measureRepodex,
   measureRg,
+  mergeMeasurements,
+  runRepodex,
   renderResults,
   sampleQueries,
 } from './lib.mjs';
 
 const USAGE =
-  'usage: node bench/run.mjs <corpus-dir> [--baseline-ref REF|none] [--queries N] [--runs N] [--sync-runs N] [--seed N] [--json out.json]';
+  'usage: node bench/run.mjs <corpus-dir> [--baseline-ref REF|none] [--queries N] [--runs N] [--sync-runs N] [--rounds N] [--seed N] [--json out.json]';
 const ONE_SHOT_QUERIES = 5;
 
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
@@ -46,6 +48,7 @@ async function main() {
     runs: { type: 'string', default: '15' },
     'sync-runs': { type: 'string', default: '3' },
     seed: { type: 'string', default: '42' },
+    rounds: { type: 'string', default: '2' },
     json: { type: 'string' },
   });
   if (args.exit !== undefined) return args.exit;
@@ -92,10 +95,21 @@ async function main() {
   const codesearch = await measureCodesearch({ corpus, files, queries: oneShot, runs: runs.oneshot, indexRuns: runs.sync, log });
   const gitStatus = await measureGitStatus({ corpus, runs: runs.status, log });
 
-  // The baseline build goes first, so a corpus with its own config is left indexed by the current build.
+  // The two builds take turns, in rounds (A B, then B A, ...), each round with its share of the
+  // runs (at least one) and of the serve queries: on a machine whose speed drifts, neither build
+  // gets all the quiet (or all the busy) minutes.
   const ref = values['baseline-ref'];
+  const rounds = ref === 'none' ? 1 : positiveInt('rounds', values.rounds);
+  const share = (total, round) => Math.max(1, Math.floor(total / rounds) + (round < total % rounds ? 1 : 0));
+  const measureRound = (build, round, label) => {
+    freshIndexFolder();
+    const roundRuns = { sync: share(runs.sync, round), status: share(runs.status, round), oneshot: share(runs.oneshot, round) };
+    const queries = sample.queries.filter((_, i) => i % rounds === round);
+    return measureRepodex({ bin: build, corpus, queries, oneShotQueries: oneShot, runs: roundRuns, log: (m) => log(`[${label}, round ${round + 1} of ${rounds}] ${m}`) });
+  };
   let baseline = null;
   let baselineInfo = null;
+  const currentParts = [];
   if (ref !== 'none') {
     // Handlers go in before the worktree exists: a Ctrl-C during the build must not leave it behind.
     const holder = { cleanup: null };
@@ -108,12 +122,19 @@ async function main() {
     try {
       const prepared = prepareBaseline(repo, ref, holder, log);
       baselineInfo = { ref, sha: prepared.sha ?? null, problem: prepared.problem ?? null };
-      if (!prepared.problem) {
-        log(`measuring the baseline build ${ref}`);
-        freshIndexFolder();
-        baseline = await measureRepodex({ bin: prepared.bin, corpus, queries: sample.queries, oneShotQueries: oneShot, runs, log: (m) => log(`[${ref}] ${m}`) });
+      if (prepared.problem) log(`baseline ${ref}: ${prepared.problem}; continuing without it`);
+      const baselineParts = [];
+      for (let round = 0; round < rounds; round++) {
+        for (const which of round % 2 === 0 ? ['baseline', 'current'] : ['current', 'baseline']) {
+          if (which === 'current') currentParts.push(await measureRound(bin, round, 'current'));
+          else if (!baselineInfo.problem) baselineParts.push(await measureRound(prepared.bin, round, ref));
+        }
+      }
+      if (baselineParts.length > 0) {
+        baseline = mergeMeasurements(baselineParts);
         if (baseline.errors.length > 0) {
           baselineInfo.problem = `the baseline build failed: ${baseline.errors[0]}${corpusConfig ? ' (the corpus has its own .repodex/config.json, which both builds use)' : ''}`;
+          log(`baseline ${ref}: ${baselineInfo.problem}; continuing without it`);
           if (!baseline.sync) baseline = null;
         }
       }
@@ -122,13 +143,14 @@ async function main() {
       process.off('SIGINT', cleanupOnSignal);
       process.off('SIGTERM', cleanupOnSignal);
     }
-    if (baselineInfo.problem) log(`baseline ${ref}: ${baselineInfo.problem}; continuing without it`);
+  } else {
+    log('measuring the current build');
+    currentParts.push(await measureRound(bin, 0, 'current'));
   }
-
-  log('measuring the current build');
+  const current = mergeMeasurements(currentParts);
   freshIndexFolder();
-  const current = await measureRepodex({ bin, corpus, queries: sample.queries, oneShotQueries: oneShot, runs, log: (m) => log(`[current] ${m}`) });
-  freshIndexFolder();
+  // A corpus with its own config is left indexed by the current build, whichever went last.
+  if (corpusConfig && baseline && rounds % 2 === 0) await runRepodex(bin, corpus, ['sync', '--force', '--json']);
 
   const baselineLabel = baselineInfo && baseline ? `${ref} (${baselineInfo.sha.slice(0, 7)})` : null;
   const rows = buildRows({ current, baseline, rg, codesearch, gitStatus });
