@@ -158,6 +158,7 @@ function fileFilter(view: IndexView, glob: string | undefined, lang: Language | 
  * MAX_PER_FILE per file.
  */
 export async function search(view: IndexView, query: SearchQuery): Promise<SearchOutcome> {
+  (await fileRoles(view)).searchBegins();
   const terms = await selectQueryTerms(view, query.q);
   if (query.mode === 'vector' || query.mode === 'hybrid') {
     if (!query.semantic) throw new RepodexError('INTERNAL', `mode ${query.mode} without vectors`);
@@ -628,6 +629,7 @@ function applyFileSignals(
   const mentions = rank.mention > 0 && mentioned.size > 0;
   // The coverage factor of a file matching k of the query's terms, for every k.
   const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, rank.coord));
+  const roleCodes = roles.codes;
   for (let i = 0; i < state.count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
@@ -639,7 +641,8 @@ function applyFileSignals(
     }
     if (rank.coord > 0) score *= coverage[popcount(inFile)]!;
     score += rank.whole * files.whole[file]!;
-    score *= weights[roles.of(file)]!;
+    const role = roleCodes[file]!;
+    score *= weights[role !== UNKNOWN_ROLE ? role : roles.of(file)]!;
     score += files.add[file]!;
     if (mentions && mentioned.has(file)) score *= 1 + rank.mention;
     scores[id] = roundScore(score);
@@ -808,8 +811,9 @@ const UNKNOWN_ROLE = 255;
  * not classify the whole catalog.
  */
 class FileRoles {
-  /** The role of each slot, UNKNOWN_ROLE until asked. */
-  private readonly codes: Uint8Array;
+  /** The role of each slot, UNKNOWN_ROLE until asked: hot loops read it and call `of` only for those. */
+  readonly codes: Uint8Array;
+  private searches = 0;
 
   constructor(
     private readonly view: IndexView,
@@ -823,6 +827,16 @@ class FileRoles {
   of(file: number): number {
     const code = this.codes[file]!;
     return code !== UNKNOWN_ROLE ? code : this.work(file);
+  }
+
+  /**
+   * A search begins. The second one on this index works out every file's role at once: a process
+   * that searches more than once (a server) pays for the whole catalog one time, as it did before
+   * roles were lazy, instead of a little in each of its next thousand searches.
+   */
+  searchBegins(): void {
+    if (this.searches++ !== 1) return;
+    for (let f = 0; f < this.codes.length; f++) this.of(f);
   }
 
   private work(file: number): number {
