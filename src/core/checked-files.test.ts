@@ -47,6 +47,24 @@ describe('CheckedFiles', () => {
     expect(now.holds(name)).toBe(false);
   });
 
+  it('check runs a check only for a version not found sound before, and always when told not to reuse', () => {
+    const dir = tempDir();
+    const name = fileIn(dir);
+    const checked = new CheckedFiles(dir, later);
+    let runs = 0;
+    const run = (sound: boolean) => () => {
+      runs++;
+      return sound;
+    };
+    expect(checked.check(name, run(false), (sound) => sound)).toBe(false);
+    expect(checked.check(name, run(true), (sound) => sound)).toBe(true);
+    expect(checked.check(name, run(true), (sound) => sound)).toBeUndefined();
+    expect(runs).toBe(2);
+    expect(checked.check(name, run(false), (sound) => sound, false)).toBe(false);
+    expect(checked.holds(name)).toBe(false);
+    expect(runs).toBe(3);
+  });
+
   it('forgets a file found damaged, and takes a damaged record for none', () => {
     const dir = tempDir();
     const a = fileIn(dir, 'seg-1.rpdx');

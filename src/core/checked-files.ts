@@ -32,9 +32,22 @@ export class CheckedFiles {
   }
 
   /** True when `name` was found sound as the very version it is now. */
-  holds(name: string): boolean {
-    const kept = this.load().get(name);
-    return kept !== undefined && kept === this.version(name).key;
+  holds(name: string, now: FileVersion = this.version(name)): boolean {
+    return now.key !== '-' && this.load().get(name) === now.key;
+  }
+
+  /**
+   * Check `name` with `run`, unless it was found sound as the very version it is now (then
+   * undefined: not read). The outcome is remembered: the version taken before `run` when
+   * `isSound` says so (see `found`), none otherwise. `reuse` false always runs (`verify`).
+   */
+  check<T>(name: string, run: () => T, isSound: (result: T) => boolean, reuse = true): T | undefined {
+    const before = this.version(name);
+    if (reuse && this.holds(name, before)) return undefined;
+    const result = run();
+    if (isSound(result)) this.found(name, before);
+    else this.forget(name);
+    return result;
   }
 
   /**

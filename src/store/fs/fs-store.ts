@@ -378,23 +378,13 @@ export class FsStore implements IndexStore {
       if (!options.deep) {
         // A segment that is checked once (in this process) stays checked: segments never change.
         // Found sound by an earlier process, as the version it still is: not read again (CheckedFiles).
-        if (checkedFiles.holds(ref.name)) return;
-        const before = checkedFiles.version(ref.name);
-        const bad = segment.checkBytes();
-        if (bad) {
-          problems.push(bad);
-          checkedFiles.forget(ref.name);
-        } else checkedFiles.found(ref.name, before);
+        const bad = checkedFiles.check(ref.name, () => segment.checkBytes(), (found) => found === undefined);
+        if (bad) problems.push(bad);
         return;
       }
-      const before = checkedFiles.version(ref.name);
-      const found = segment.verify();
+      const found = checkedFiles.check(ref.name, () => segment.verify(), (found) => found.length === 0, false)!;
       problems.push(...found);
-      if (found.length > 0) {
-        checkedFiles.forget(ref.name);
-        return;
-      }
-      checkedFiles.found(ref.name, before);
+      if (found.length > 0) return;
       const dead = new Set(manifest.dead[s] ?? []);
       for (const local of dead) if (local >= segment.files.count) problems.push(`${file!.manifest.name}: a tombstone names file ${local} of ${ref.name}, which has ${segment.files.count}`);
       const { chunkStart } = segment.files;

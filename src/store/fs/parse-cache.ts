@@ -382,13 +382,8 @@ export function localParseCache(dataDir: string): LocalParseCache {
     async check() {
       if (!existsSync(path)) return { problems: [], checked: [], notes: [] };
       // Found sound by an earlier process, as the version it still is: not read again (CheckedFiles).
-      const checkedFiles = checkedFilesOf(dataDir);
-      if (checkedFiles.holds(NAME)) return { problems: [], checked: [NAME], notes: [] };
-      const before = checkedFiles.version(NAME);
-      const report = verifyParseCache(path);
-      if (report.problems.length === 0 && report.notes.length === 0) checkedFiles.found(NAME, before);
-      else checkedFiles.forget(NAME);
-      return { ...report, checked: [NAME] };
+      const report = checkedFilesOf(dataDir).check(NAME, () => verifyParseCache(path), (found) => found.problems.length === 0 && found.notes.length === 0);
+      return { problems: [], notes: [], ...report, checked: [NAME] };
     },
     async tidy() {
       repairParseCache(path);
