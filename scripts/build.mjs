@@ -40,5 +40,8 @@ await build({
   ...common,
   entryPoints: { 'parse-worker': 'src/engine/parse-worker.ts', 'sync-worker': 'src/sync-worker.ts', 'mcp-server': 'src/frontends/mcp/server.ts', 'http-server': 'src/frontends/http/main.ts' },
 });
+// What a one-shot command needs to hand itself to a running `repodex daemon`: node's own modules
+// only, so a command with no daemon to call pays almost nothing for looking.
+await build({ ...common, entryPoints: { 'daemon-client': 'src/frontends/cli/daemon-client.ts' } });
 // The team server's web page: plain files, served as they are (no build step for it).
 cpSync('src/frontends/http/page', 'dist/page', { recursive: true });

@@ -1,10 +1,13 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEngine, createServerEngine, distributeStore, parseStoreSetting } from '../../compose.js';
+import { type ComposeOptions, createEngine, createServerEngine, distributeStore, parseStoreSetting } from '../../compose.js';
+import type { Engine } from '../../engine/engine.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
+import { DATA_DIR_NAME, discoverRoot } from '../../core/paths.js';
 import { normalizeRelativePath } from '../../safety/path-guard.js';
 import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
 import { LIMITS, LIMIT_NAMES, limitProblem } from '../../core/limits.js';
@@ -35,6 +38,7 @@ import {
   printDistribute,
 } from './printers.js';
 import { progressBar } from './progress.js';
+import { socketPath } from './daemon-protocol.js';
 import { DEFAULT_SERVER, ServerClient, clientToken, remoteCommand, runRemote, runRepoCommand } from './remote.js';
 import { type Style, styleFor } from './style.js';
 
@@ -298,6 +302,24 @@ const COMMANDS: Record<string, CommandSpec> = {
     ].join('\n'),
     options: {},
   },
+  daemon: {
+    summary: "keep this repository's index loaded in the background, so one-shot commands answer at once",
+    usage: 'repodex daemon start|stop|status|run [--idle-minutes N]',
+    details: [
+      'start   start a background process for this repository and return once it answers. From then on',
+      '        status, sync, search, fetch, open, outline, files and bundle, run here or in any folder of the',
+      '        repository, are answered by it: the same output and exit code, without loading the engine and',
+      '        the index each time, and with a file watcher instead of a walk of the tree to prove the index fresh.',
+      'stop    stop it (it also stops after --idle-minutes without a command, 30 by default; 0: never).',
+      'status  is one running: its process id, since when, how many commands it answered (exit 1: none runs).',
+      'run     the same in the foreground, logging to stderr (for a service manager).',
+      'A command runs in its own process as before when no daemon runs, with REPODEX_DAEMON=0, with --store,',
+      '--repo or --server, and when its REPODEX_*, GIT_*, HOME or XDG_CONFIG_HOME differ from the daemon\'s.',
+      'A daemon stops when another build of repodex calls it (after an upgrade), and when its socket is removed.',
+      'Its socket is .repodex/daemon.sock, usable by this user only; its log .repodex/daemon.log.',
+    ].join('\n'),
+    options: { 'idle-minutes': { type: 'string' } },
+  },
   clean: {
     summary: 'remove the index (keeps config.json and ignore)',
     usage: 'repodex clean',
@@ -451,6 +473,10 @@ export interface CliIo {
   readonly stdout: NodeJS.WriteStream;
   readonly stderr: NodeJS.WriteStream;
   readonly stdin: NodeJS.ReadStream;
+  /** The engine a command uses (a daemon's already loaded one); default: a new one. */
+  readonly engineFor?: (options: ComposeOptions, command: string) => Engine;
+  /** Stops the command as Ctrl-C would (a daemon's client went away). */
+  readonly signal?: AbortSignal;
 }
 
 /** Exit code of a command stopped by Ctrl-C (128 + SIGINT). */
@@ -495,6 +521,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const onSignal = (): void => interrupt.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  io.signal?.addEventListener('abort', onSignal, { once: true });
   try {
     const options = { ...GLOBAL_OPTIONS, ...spec.options };
     const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest; // after `--` everything is positional
@@ -518,6 +545,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       out(json ? JSON.stringify(data) : human(humanSafe(data), style));
     };
     if (name === 'watch' || name === 'serve') return await runServer(name, values, root, io, interrupt.signal, json, positionals);
+    if (name === 'daemon') return await runDaemonCommand(positionals, values, root, io, json);
     if (name === 'db') {
       if (positionals[0] !== 'distribute') {
         const asked = positionals[0] === undefined ? 'repodex db needs a subcommand' : `unknown db command ${JSON.stringify(positionals[0])}`;
@@ -540,7 +568,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const client = new ServerClient(serverUrl(values), clientToken(values['token-file'] as string | undefined));
       remote = { client, repoId: await client.repoId(String(values.repo)) };
     }
-    const local = remote ? undefined : createEngine({ root, requireRepository: name !== 'init', store, autoIndex, firstAnswer: name === 'search' });
+    const engineOptions: ComposeOptions = { root, requireRepository: name !== 'init', store, autoIndex, firstAnswer: name === 'search' };
+    const local = remote ? undefined : io.engineFor ? io.engineFor(engineOptions, name) : createEngine(engineOptions);
     // A path typed in a subfolder means that subfolder's file, as in git; an absolute one inside the root works too. On a server: from the repository's root.
     const repoPath = (path: string): string => (local ? cliPath(local.root, path) : path);
     /**
@@ -653,6 +682,56 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    io.signal?.removeEventListener('abort', onSignal);
+  }
+}
+
+/** `repodex daemon start|stop|status|run`. */
+async function runDaemonCommand(positionals: readonly string[], values: Record<string, string | boolean | undefined>, root: string | undefined, io: CliIo, json: boolean): Promise<number> {
+  const [action, ...extra] = positionals;
+  if (action === undefined || !['start', 'stop', 'status', 'run'].includes(action) || extra.length > 0) {
+    throw new RepodexError('BAD_REQUEST', `daemon takes one of start, stop, status or run${action === undefined ? '' : `, not ${JSON.stringify([action, ...extra].join(' '))}`}: repodex daemon start`);
+  }
+  const { DEFAULT_IDLE_MINUTES, controlDaemon, runDaemon, startDaemon, waitGone } = await import('./daemon.js');
+  const idleMinutes = boundedInt('--idle-minutes', values['idle-minutes'], 0, 7 * 24 * 60) ?? DEFAULT_IDLE_MINUTES;
+  const repoRoot = discoverRoot(process.cwd(), root, true);
+  // The built CLI identifies the build a daemon runs (see daemon-protocol.ts); the launcher starts one.
+  const cliFile = fileURLToPath(import.meta.url);
+  const out = (data: unknown, text: string): void => {
+    io.stdout.write(`${json ? JSON.stringify(data) : text}\n`);
+  };
+  const idleText = (minutes: number): string => (minutes === 0 ? 'runs until stopped' : `stops after ${minutes} idle minutes`);
+  switch (action) {
+    case 'run':
+      await runDaemon(repoRoot, { idleMinutes, cliFile, runCli, log: (line) => io.stderr.write(`${new Date().toISOString()} repodex daemon: ${line}\n`) });
+      return 0;
+    case 'start': {
+      mkdirSync(join(repoRoot, DATA_DIR_NAME), { recursive: true });
+      const launcher = fileURLToPath(new URL('../bin/repodex.js', import.meta.url));
+      const status = await startDaemon(repoRoot, cliFile, launcher, idleMinutes);
+      out(status, `repodex: daemon started for ${status.root} (pid ${status.pid}): one-shot commands in this repository now use it; it ${idleText(status.idle_minutes)} (repodex daemon stop)`);
+      return 0;
+    }
+    case 'stop': {
+      const answer = await controlDaemon(repoRoot, cliFile, 'stop');
+      if (answer !== undefined) await waitGone(socketPath(repoRoot));
+      out({ root: repoRoot, stopped: answer !== undefined }, answer === undefined ? `repodex: no daemon runs for ${repoRoot}` : `repodex: daemon for ${repoRoot} stopped`);
+      return 0;
+    }
+    default: {
+      const answer = await controlDaemon(repoRoot, cliFile, 'status');
+      if (answer === undefined || answer === 'stopped' || answer === 'other build') {
+        const why = answer === 'other build' ? ' (one started by another build of repodex was running: it stops now)' : '';
+        out({ root: repoRoot, running: false }, `repodex: no daemon runs for ${repoRoot}${why}; start one: repodex daemon start`);
+        return 1;
+      }
+      const minutes = Math.max(0, Math.round((Date.now() - Date.parse(answer.started_at)) / 60_000));
+      out(
+        { running: true, ...answer },
+        `repodex: daemon for ${answer.root}: pid ${answer.pid}, running ${minutes} min, ${answer.calls} command${answer.calls === 1 ? '' : 's'} answered, ${answer.watching ? 'file watcher on' : 'no file watcher (checks the tree by stats)'}; it ${idleText(answer.idle_minutes)}`,
+      );
+      return 0;
+    }
   }
 }
 

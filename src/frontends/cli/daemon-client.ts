@@ -1,0 +1,107 @@
+// The one-shot side of `repodex daemon`: a command a repository's daemon can run is sent to it,
+// and its output and exit code come back as if this process had run it. Loads node's own modules
+// only (its own bundle, dist/daemon-client.js): without a daemon, a command pays one stat for it.
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonTakes, socketPath } from './daemon-protocol.js';
+
+/**
+ * Run `argv` in the repository's daemon, if one runs and takes it: resolves to the exit code,
+ * or undefined when this process should run the command itself (no daemon, a command or flag a
+ * daemon does not take, another build or environment, a daemon gone before it answered).
+ */
+export async function callDaemon(argv: readonly string[], cliFile: string): Promise<number | undefined> {
+  if (process.env[DAEMON_ENV] === '0') return undefined;
+  if (!daemonTakes(argv)) return undefined;
+  const flags = argv.includes('--') ? argv.slice(1, argv.indexOf('--')) : argv.slice(1);
+  const root = rootOf(flags, process.cwd());
+  if (root === undefined) return undefined;
+  const path = socketPath(root);
+  if (!existsSync(path)) return undefined;
+  let build: string;
+  try {
+    build = buildId(cliFile);
+  } catch {
+    return undefined;
+  }
+  const presentation: Record<string, string | undefined> = {};
+  for (const variable of PRESENTATION_ENV) presentation[variable] = process.env[variable];
+  const call: CallFrame = {
+    build,
+    argv,
+    cwd: process.cwd(),
+    env: behaviourEnv(process.env),
+    presentation,
+    stdout: { isTTY: process.stdout.isTTY === true, columns: process.stdout.columns },
+    stderr: { isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },
+  };
+  // The reader of our output went away (`repodex files | head -1`): stop quietly, as the CLI does.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  return exchange(path, call);
+}
+
+/** The root a command would use: `--root` as given, else the nearest folder upwards holding `.repodex/` (as the CLI finds it). */
+function rootOf(flags: readonly string[], cwd: string): string | undefined {
+  for (let i = 0; i < flags.length; i++) {
+    const arg = flags[i]!;
+    if (arg === '--root') return flags[i + 1] === undefined ? undefined : resolve(cwd, flags[i + 1]!);
+    if (arg.startsWith('--root=')) return resolve(cwd, arg.slice('--root='.length));
+  }
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.repodex'))) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** Send the call and relay what comes back; undefined when nothing was written yet and this process should run it. */
+function exchange(path: string, call: CallFrame): Promise<number | undefined> {
+  return new Promise((resolveCall) => {
+    const socket = connect(path);
+    let wrote = false;
+    let settled = false;
+    let pending = '';
+    const settle = (code: number | undefined): void => {
+      if (settled) return;
+      settled = true;
+      process.removeListener('SIGINT', interrupted);
+      socket.destroy();
+      resolveCall(code);
+    };
+    // Ctrl-C: closing the connection stops the command in the daemon (a sync stops at the next file, writing nothing).
+    const interrupted = (): void => settle(130);
+    process.once('SIGINT', interrupted);
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(`${JSON.stringify(call)}\n`));
+    socket.on('data', (text: string) => {
+      const lines = (pending + text).split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        let frame: ReplyFrame;
+        try {
+          frame = JSON.parse(line) as ReplyFrame;
+        } catch {
+          continue;
+        }
+        if (frame.t === 'out' || frame.t === 'err') {
+          wrote = true;
+          (frame.t === 'out' ? process.stdout : process.stderr).write(frame.d);
+        } else if (frame.t === 'exit') {
+          settle(frame.code);
+        } else if (frame.t === 'declined') {
+          settle(undefined);
+        }
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (settled) return;
+      if (!wrote) return settle(undefined);
+      process.stderr.write(`repodex: the daemon stopped while answering; run the command again (${DAEMON_ENV}=0 runs it without the daemon)\n`);
+      settle(2);
+    });
+  });
+}

@@ -1,0 +1,198 @@
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, runCli } from '../helpers.js';
+
+// `repodex daemon`: one-shot commands answered by a background process that keeps the index
+// loaded. What a command prints and its exit code must not depend on whether a daemon answered.
+
+const LOCAL = { REPODEX_DAEMON: '0' };
+
+/** Fields that say how or when an answer was made, not what it is. */
+// The audit log grows by every command, whoever runs it.
+const VOLATILE = new Set(['freshness', 'synced', 'duration_ms', 'elapsed_ms', 'checked_at', 'last_sync_ago', 'request_id', 'audit log']);
+
+function stable(text: string): unknown {
+  return JSON.parse(text, (key, value: unknown) => (VOLATILE.has(key) ? undefined : value));
+}
+
+async function until(done: () => boolean, timeoutMs = 8000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+function daemonStatus(root: string): { running: boolean; calls?: number; pid?: number } {
+  return JSON.parse(runCli(['daemon', 'status', '--json', '--root', root]).stdout) as { running: boolean; calls?: number; pid?: number };
+}
+
+describe('repodex daemon', () => {
+  let root: string;
+  let socket: string;
+
+  beforeAll(() => {
+    root = committedRepo({
+      'src/router.ts': ROUTER_SOURCE,
+      'src/retry.ts': 'export function retryWithBackoff(attempts: number): number {\n  // wait longer after each failed attempt\n  return attempts * 2;\n}\n',
+      'README.md': '# Demo\n\nA router and a retry helper.\n',
+    });
+    socket = join(root, '.repodex', 'daemon.sock');
+    expect(runCli(['sync', '--root', root], { env: LOCAL }).code).toBe(0);
+    const started = runCli(['daemon', 'start', '--root', root]);
+    expect(started.stderr).toBe('');
+    expect(started.code).toBe(0);
+    expect(started.stdout).toMatch(/daemon started for .* \(pid \d+\)/);
+  });
+
+  afterAll(() => {
+    const status = existsSync(socket) ? daemonStatus(root) : { running: false };
+    if (status.running) runCli(['daemon', 'stop', '--root', root]);
+  });
+
+  it('listens on a socket only its user can use', () => {
+    expect(statSync(socket).isSocket()).toBe(true);
+    expect(statSync(socket).mode & 0o777).toBe(0o600);
+    expect(daemonStatus(root)).toMatchObject({ running: true, calls: 0 });
+  });
+
+  it('answers every command it takes exactly as the command would answer on its own', () => {
+    const ids = (runCli(['search', 'router handler', '--json', '--root', root], { env: LOCAL }).json() as { results: { chunk_id: number }[] }).results.map((hit) => hit.chunk_id);
+    const commands = [
+      ['search', 'router handler', '--json'],
+      ['search', 'retry backoff attempts', '--top-k', '3', '--json'],
+      ['outline', 'src/router.ts', '--json'],
+      ['open', 'src/retry.ts', '--start', '1', '--end', '3', '--json'],
+      ['files', '--json'],
+      ['fetch', '--ids', ids.join(','), '--json'],
+      ['bundle', 'add a route to the router', '--json'],
+      ['status', '--json'],
+    ];
+    for (const args of commands) {
+      const alone = runCli([...args, '--root', root], { env: LOCAL });
+      const served = runCli([...args, '--root', root]);
+      expect(served.code, args.join(' ')).toBe(alone.code);
+      expect(served.stderr, args.join(' ')).toBe(alone.stderr);
+      expect(stable(served.stdout), args.join(' ')).toEqual(stable(alone.stdout));
+    }
+    // Human output too, and from a folder inside the repository (the path typed is from there).
+    const human = ['search', 'retry backoff'];
+    expect(runCli(human, { cwd: join(root, 'src') }).stdout).toBe(runCli(human, { cwd: join(root, 'src'), env: LOCAL }).stdout);
+    const opened = ['open', 'router.ts', '--start', '2', '--end', '4'];
+    expect(runCli(opened, { cwd: join(root, 'src') }).stdout).toBe(runCli(opened, { cwd: join(root, 'src'), env: LOCAL }).stdout);
+    // Every one of those came through the daemon.
+    expect(daemonStatus(root).calls).toBe(commands.length + 2);
+  });
+
+  it('fails the way the command fails on its own: same message, same exit code', () => {
+    const alone = runCli(['open', 'src/missing.ts', '--root', root], { env: LOCAL });
+    const served = runCli(['open', 'src/missing.ts', '--root', root]);
+    expect(alone.code).toBe(1);
+    expect(served.code).toBe(1);
+    expect(served.stderr).toBe(alone.stderr);
+    expect(served.stdout).toBe(alone.stdout);
+  });
+
+  it('never answers from before a change: a file written just before the command is found', () => {
+    writeFileSync(join(root, 'src', 'quota.ts'), 'export function enforceQuotaLimit(used: number): boolean {\n  return used < 100;\n}\n');
+    const found = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root]);
+    expect(found.code).toBe(0);
+    expect((found.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/quota.ts');
+  });
+
+  it('leaves a command with another environment, another store or a team server to run on its own', () => {
+    const before = daemonStatus(root).calls!;
+    expect(runCli(['search', 'router', '--json', '--root', root], { env: { REPODEX_RANKING: '{"whole":0}' } }).code).toBe(0);
+    expect(runCli(['search', 'router', '--json', '--root', root, '--store', 'fs']).code).toBe(0);
+    expect(runCli(['search', 'router', '--json', '--root', root], { env: LOCAL }).code).toBe(0);
+    expect(daemonStatus(root).calls).toBe(before);
+  });
+
+  it('runs only the commands it takes, whatever a client sends', async () => {
+    const cli = statSync(join(PROJECT_ROOT, 'dist', 'cli.js'));
+    const call = (argv: string[]) => ({ build: `${cli.size}:${cli.mtimeMs}`, argv, cwd: root, env: {}, presentation: {}, stdout: { isTTY: false }, stderr: { isTTY: false } });
+    for (const argv of [['serve', '--stdio'], ['clean'], ['daemon', 'run'], ['search', 'router', '--store', 'fs']]) {
+      const reply = await rawCall(socket, { ...call(argv), env: behaviourEnvOf(process.env) });
+      expect(JSON.parse(reply.trim()), argv.join(' ')).toMatchObject({ t: 'declined', why: 'a command a daemon does not run' });
+    }
+    expect(existsSync(join(root, '.repodex', 'meta.json'))).toBe(true); // `clean` did not run
+  });
+
+  it('stops when another build of repodex calls it, and that call runs on its own', async () => {
+    const reply = await rawCall(socket, { build: 'another build', control: 'status' });
+    expect(JSON.parse(reply.trim())).toMatchObject({ t: 'declined' });
+    expect(await until(() => !existsSync(socket))).toBe(true);
+    expect(daemonStatus(root).running).toBe(false);
+  });
+
+  it('is not needed: a daemon killed without warning leaves commands working on their own', async () => {
+    expect(runCli(['daemon', 'start', '--root', root]).code).toBe(0);
+    const { pid } = daemonStatus(root);
+    process.kill(pid!, 'SIGKILL');
+    expect(await until(() => !isAlive(pid!))).toBe(true);
+    expect(existsSync(socket)).toBe(true); // left behind
+    const search = runCli(['search', 'router', '--root', root]);
+    expect(search.code).toBe(0);
+    expect(search.stderr).toBe('');
+    expect(search.stdout).toContain('src/router.ts');
+    // Starting again replaces the dead one's socket.
+    expect(runCli(['daemon', 'start', '--root', root]).code).toBe(0);
+    expect(daemonStatus(root).running).toBe(true);
+  });
+
+  it('keeps answering after `repodex clean`: the next search builds the index again', () => {
+    const before = daemonStatus(root).calls!;
+    expect(runCli(['clean', '--root', root]).code).toBe(0);
+    const search = runCli(['search', 'retryWithBackoff', '--json', '--root', root]);
+    expect(search.code).toBe(0);
+    expect((search.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/retry.ts');
+    expect(daemonStatus(root).calls).toBe(before + 1);
+  });
+
+  it('stops when its socket is removed, and with `repodex daemon stop`', async () => {
+    rmSync(socket);
+    expect(await until(() => readFileSync(join(root, '.repodex', 'daemon.log'), 'utf8').includes('its socket was removed or replaced'))).toBe(true);
+    expect(runCli(['daemon', 'status', '--root', root]).code).toBe(1);
+    expect(runCli(['daemon', 'start', '--root', root]).code).toBe(0);
+    const stopped = runCli(['daemon', 'stop', '--root', root]);
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain('stopped');
+    expect(existsSync(socket)).toBe(false);
+    const status = runCli(['daemon', 'status', '--root', root]);
+    expect(status.code).toBe(1);
+    expect(status.stdout).toContain('no daemon runs');
+  });
+});
+
+/** Send one frame to the daemon's socket as a client would, and read everything it answers. */
+function rawCall(path: string, frame: object): Promise<string> {
+  return new Promise((resolve) => {
+    const client = connect(path);
+    let text = '';
+    client.setEncoding('utf8');
+    client.on('connect', () => client.write(`${JSON.stringify(frame)}\n`));
+    client.on('data', (chunk: string) => (text += chunk));
+    client.on('close', () => resolve(text));
+  });
+}
+
+/** The variables a daemon compares (as the CLI's client sends them): the test process's, with NO_COLOR as runCli sets it. */
+function behaviourEnvOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && name !== 'REPODEX_DAEMON' && (name.startsWith('REPODEX_') || name.startsWith('GIT_') || name === 'HOME' || name === 'XDG_CONFIG_HOME')) kept[name] = value;
+  }
+  return kept;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
