@@ -4,7 +4,7 @@
 // JSON encoding and pipes are part of each number.
 import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { delimiter, extname, join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -82,11 +82,15 @@ export function readPeakRss(pid) {
  */
 export const SCRUBBED_ENV = ['NODE_EXTRA_CA_CERTS'];
 
-/** The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. */
+/**
+ * The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. A command
+ * runs in its own process (REPODEX_DAEMON=0) unless `extra` says otherwise: a `repodex daemon`
+ * left running for a corpus must not answer for the one-shot rows.
+ */
 export function benchEnv(extra = {}) {
   const env = { ...process.env };
   for (const name of SCRUBBED_ENV) delete env[name];
-  return { ...env, ...extra };
+  return { ...env, REPODEX_DAEMON: '0', ...extra };
 }
 
 /** Which SCRUBBED_ENV variables this machine sets (for the report). */
@@ -197,7 +201,8 @@ function summarizeAll(summaries) {
 export function mergeMeasurements(parts) {
   const first = parts[0];
   const pick = (key) => parts.map((part) => part[key]).filter((value) => value);
-  const merged = { bin: first.bin, errors: parts.flatMap((part) => part.errors), warnings: parts.flatMap((part) => part.warnings), sync: null, first_search: null, status: null, index: null, serve: null, oneshot: null };
+  const merged = { bin: first.bin, errors: parts.flatMap((part) => part.errors), warnings: parts.flatMap((part) => part.warnings), sync: null, first_search: null, status: null, index: null, serve: null, oneshot: null, edit_sync: null, daemon: null };
+  const wallOf = (items) => (items.length > 0 ? { wall_ms: summarizeAll(items.map((item) => item.wall_ms)) } : null);
   const syncs = pick('sync');
   if (syncs.length > 0) {
     const rss = syncs.map((sync) => sync.peak_rss_bytes).filter((value) => value !== null);
@@ -231,6 +236,12 @@ export function mergeMeasurements(parts) {
   }
   const oneshots = pick('oneshot');
   if (oneshots.length > 0) merged.oneshot = { wall_ms: summarizeAll(oneshots.map((oneshot) => oneshot.wall_ms)), queries: oneshots[0].queries };
+  merged.edit_sync = wallOf(pick('edit_sync'));
+  const daemons = pick('daemon');
+  if (daemons.length > 0) {
+    const of = (key) => wallOf(daemons.map((daemon) => daemon[key]).filter((value) => value));
+    merged.daemon = { status: of('status'), oneshot: of('oneshot'), edit_sync: of('edit_sync') };
+  }
   return merged;
 }
 
@@ -444,7 +455,7 @@ export function sampleQueries(corpus, files, count, seed) {
 // repodex
 
 export async function runRepodex(bin, corpus, args, options = {}) {
-  const result = await runProcess(process.execPath, [bin, ...args, '--root', corpus], { peakRss: options.peakRss, timeoutMs: options.timeoutMs ?? 600_000 });
+  const result = await runProcess(process.execPath, [bin, ...args, '--root', corpus], { peakRss: options.peakRss, timeoutMs: options.timeoutMs ?? 600_000, env: options.env });
   const command = `repodex ${args.join(' ')}`;
   if (result.spawnError) return { ...result, problem: `${command}: cannot start: ${result.spawnError}` };
   if (result.code !== 0) return { ...result, problem: `${command}: exit ${result.code ?? result.signal}: ${tail(result.stderr)}` };
@@ -526,10 +537,10 @@ function cycle(items, count) {
  * rebuilds), no-change status, serve-mode searches, one-shot CLI searches, index size.
  * Problems are collected in `errors` (a failed sync ends the block); nothing throws.
  */
-export async function measureRepodex({ bin, corpus, queries, oneShotQueries, runs, log }) {
+export async function measureRepodex({ bin, corpus, queries, oneShotQueries, runs, editFile, log }) {
   const errors = [];
   const warnings = [];
-  const result = { bin, errors, warnings, sync: null, first_search: null, status: null, index: null, serve: null, oneshot: null };
+  const result = { bin, errors, warnings, sync: null, first_search: null, status: null, index: null, serve: null, oneshot: null, edit_sync: null, daemon: null };
 
   // Every timed sync starts from nothing (`clean` first): no index, and no parse cache where the
   // build has one, so builds with and without a cache do the same work.
@@ -645,7 +656,71 @@ export async function measureRepodex({ bin, corpus, queries, oneShotQueries, run
     if (i > 0) oneShotWall.push(run.ms);
   }
   if (oneShotWall.length > 0) result.oneshot = { wall_ms: summarize(oneShotWall), queries: oneShotQueries };
+  if (editFile) result.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, benchEnv(), errors);
+  result.daemon = await measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, errors, log });
   return result;
+}
+
+/** The environment of a command that may hand itself to a running `repodex daemon`. */
+const DAEMON_ENV = benchEnv({ REPODEX_DAEMON: '1' });
+
+/**
+ * The same no-change `status`, one-shot searches and one-file edit syncs, answered by a `repodex
+ * daemon` for the corpus (started first, stopped after). Null for a build without one.
+ */
+async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, errors, log }) {
+  const started = await runRepodex(bin, corpus, ['daemon', 'start', '--json'], { env: DAEMON_ENV });
+  if (started.problem) return null; // a build from before `repodex daemon`
+  log(`through a daemon: status ${runs.status}, one-shot search ${runs.oneshot}${editFile ? `, edit sync ${runs.status}` : ''} (1 warm-up each)`);
+  const out = { status: null, oneshot: null, edit_sync: null };
+  try {
+    const timed = async (argv, count) => {
+      const wall = [];
+      for (let i = 0; i <= count; i++) {
+        const run = await runRepodex(bin, corpus, typeof argv === 'function' ? argv(i) : argv, { env: DAEMON_ENV });
+        if (run.problem) {
+          errors.push(`through a daemon: ${run.problem}`);
+          return null;
+        }
+        if (i > 0) wall.push(run.ms);
+      }
+      return { wall_ms: summarize(wall) };
+    };
+    out.status = await timed(['status', '--json'], runs.status);
+    if (oneShotQueries.length > 0) out.oneshot = await timed((i) => ['search', oneShotQueries[i % oneShotQueries.length], '--json'], runs.oneshot);
+    if (editFile) out.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, DAEMON_ENV, errors);
+  } finally {
+    const stopped = await runRepodex(bin, corpus, ['daemon', 'stop', '--json'], { env: DAEMON_ENV });
+    if (stopped.problem) errors.push(stopped.problem);
+  }
+  return out;
+}
+
+/**
+ * One-file edit → `sync`: a line appended to `editFile` (a corpus path), then a timed sync, then the
+ * file put back and synced again untimed; 1 warm-up + `count` timed.
+ */
+async function measureEditSync(bin, corpus, editFile, count, env, errors) {
+  const path = join(corpus, editFile);
+  const original = readFileSync(path);
+  const wall = [];
+  try {
+    for (let i = 0; i <= count; i++) {
+      writeFileSync(path, Buffer.concat([original, Buffer.from(`\n// edited for a benchmark, ${i}\n`)]));
+      const run = await runRepodex(bin, corpus, ['sync', '--json'], { env });
+      if (run.problem) {
+        errors.push(`edit sync: ${run.problem}`);
+        return null;
+      }
+      if (run.json.files_updated !== undefined && run.json.files_updated !== 1) errors.push(`edit sync: expected 1 changed file, the sync found ${run.json.files_updated}`);
+      if (i > 0) wall.push(run.ms);
+      writeFileSync(path, original);
+      await runRepodex(bin, corpus, ['sync', '--json'], { env });
+    }
+  } finally {
+    writeFileSync(path, original);
+  }
+  return { wall_ms: summarize(wall) };
 }
 
 async function measureServe(bin, corpus, queries, errors) {
@@ -840,6 +915,10 @@ export function buildRows({ current, baseline, rg, codesearch, gitStatus }) {
     { metric: 'serve peak RSS (VmHWM)', unit: 'bytes', path: 'serve.peak_rss_bytes', target: TARGETS.serve_rss_bytes },
     { metric: 'one-shot CLI search, median', unit: 'ms', path: 'oneshot.wall_ms.median', target: TARGETS.oneshot_ms, rg: rgOk?.wall_ms?.median, cs: cs?.search_ms?.median },
     { metric: 'one-shot CLI search, p90', unit: 'ms', path: 'oneshot.wall_ms.p90', rg: rgOk?.wall_ms?.p90, cs: cs?.search_ms?.p90 },
+    { metric: 'one-file edit → `sync`, median', unit: 'ms', path: 'edit_sync.wall_ms.median' },
+    { metric: 'with a `repodex daemon`: no-change `status`, median', unit: 'ms', path: 'daemon.status.wall_ms.median', target: TARGETS.status_ms, git: gitOk?.wall_ms?.median },
+    { metric: 'with a `repodex daemon`: one-shot CLI search, median', unit: 'ms', path: 'daemon.oneshot.wall_ms.median', target: TARGETS.oneshot_ms, rg: rgOk?.wall_ms?.median, cs: cs?.search_ms?.median },
+    { metric: 'with a `repodex daemon`: one-file edit → `sync`, median', unit: 'ms', path: 'daemon.edit_sync.wall_ms.median' },
     { metric: 'indexed source bytes', unit: 'bytes', path: 'index.source_bytes', cs: cs?.input_bytes },
     { metric: 'index size on disk', unit: 'bytes', path: 'index.size_on_disk', cs: cs?.index_bytes },
   ];

@@ -89,6 +89,8 @@ async function main() {
   log(`sampling ${queryCount} queries (seed ${seed}) from ${files.length} files`);
   const sample = sampleQueries(corpus, files, queryCount, seed);
   const oneShot = sample.identifiers.slice(0, ONE_SHOT_QUERIES);
+  // The file a one-file edit changes: the first tracked source file of a middling size (a comment line is appended, then taken out).
+  const editFile = files.find((file) => /\.(ts|js|java|py|go|rs)$/.test(file.path) && file.size >= 4096 && file.size <= 32768)?.path;
   const identifierQueries = sample.queries.filter((query) => query.kind === 'identifier').length;
 
   const rg = await measureRg({ corpus, selection, queries: oneShot, runs: runs.oneshot, log });
@@ -105,7 +107,7 @@ async function main() {
     freshIndexFolder();
     const roundRuns = { sync: share(runs.sync, round), status: share(runs.status, round), oneshot: share(runs.oneshot, round) };
     const queries = sample.queries.filter((_, i) => i % rounds === round);
-    return measureRepodex({ bin: build, corpus, queries, oneShotQueries: oneShot, runs: roundRuns, log: (m) => log(`[${label}, round ${round + 1} of ${rounds}] ${m}`) });
+    return measureRepodex({ bin: build, corpus, queries, oneShotQueries: oneShot, runs: roundRuns, editFile, log: (m) => log(`[${label}, round ${round + 1} of ${rounds}] ${m}`) });
   };
   let baseline = null;
   let baselineInfo = null;
@@ -163,6 +165,7 @@ async function main() {
     `- build: ${repo} @ ${buildHead ?? 'unknown'}${buildDirty ? ' + uncommitted changes' : ''}`,
     `- baseline: ${ref === 'none' ? 'none' : baselineInfo?.problem ? `${ref}: ${baselineInfo.problem}` : `${ref} = ${baselineInfo?.sha}`}`,
     `- serve queries: ${sample.queries.length} (${identifierQueries} identifiers, ${sample.queries.length - identifierQueries} phrases; seed ${seed}), one at a time; one-shot: ${runs.oneshot} runs over ${oneShot.map((q) => `\`${q}\``).join(', ')}`,
+    `- one-file edit: a comment line appended to \`${editFile ?? '(no source file of 4–32 KB)'}\`, \`sync\` timed, then the file put back; \`status\`, one-shot search and edit sync also through a \`repodex daemon\` started for the corpus`,
     `- rg: ${rg.skipped ?? `${rg.version}, -i --fixed-strings, ${rg.files} files selected by globs`}`,
     `- codesearch: ${codesearch.skipped ?? `cindex over ${codesearch.input}; csearch -i`}`,
     '',
