@@ -5,9 +5,9 @@
 // the output and exit code it would have produced itself. Calls run one at a time.
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, lstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
-import { type Server, type Socket, connect, createServer } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import type { Writable as WritableStream } from 'node:stream';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { type ComposeOptions, type ServerEngine, createEngine, createServerEngine } from '../../compose.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { DATA_DIR_NAME, discoverRoot } from '../../core/paths.js';
@@ -73,7 +73,15 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   };
   const status = (): DaemonStatus => ({ root: server.engine.root, pid: process.pid, started_at: started.toISOString(), calls, idle_minutes: options.idleMinutes, watching: server.watchProblem === undefined, version: TOOL_VERSION });
 
-  const listener = await listenOn(path);
+  // Load the index and warm the JIT before answering, so the first command is as quick as the rest.
+  let listener: Server;
+  try {
+    await server.engine.warmUp();
+    listener = await listenOn(path);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
   const identity = socketIdentity(path);
   const ownSocket = (): boolean => identity !== undefined && socketIdentity(path) === identity;
   const checker = setInterval(() => {
@@ -142,6 +150,7 @@ async function runCall(call: CallFrame, socket: Socket, server: ServerEngine, ru
     return;
   }
   try {
+    const { Readable, Writable } = await import('node:stream'); // loaded by daemons only, not by every command
     for (const name of PRESENTATION_ENV) setEnv(name, call.presentation[name]);
     const engineFor = (options: ComposeOptions, command: string): Engine => {
       // An explicit sync runs as it would on its own (embedding, if on, in the foreground); so does a
@@ -156,8 +165,8 @@ async function runCall(call: CallFrame, socket: Socket, server: ServerEngine, ru
       return root === server.engine.root ? server.engine : createEngine(options);
     };
     const code = await runCli(call.argv, {
-      stdout: frameStream(socket, 'out', call.stdout),
-      stderr: frameStream(socket, 'err', call.stderr),
+      stdout: frameStream(Writable, socket, 'out', call.stdout),
+      stderr: frameStream(Writable, socket, 'err', call.stderr),
       stdin: Readable.from([]) as unknown as NodeJS.ReadStream,
       engineFor,
       signal: abort.signal,
@@ -180,7 +189,7 @@ function sameEnv(a: Record<string, string>, b: Record<string, string>): boolean 
 }
 
 /** A stream whose writes go to the client as frames, with the client's terminal facts. */
-function frameStream(socket: Socket, t: 'out' | 'err', tty: CallFrame['stdout']): NodeJS.WriteStream {
+function frameStream(Writable: typeof WritableStream, socket: Socket, t: 'out' | 'err', tty: CallFrame['stdout']): NodeJS.WriteStream {
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, done) {
       if (!socket.destroyed) socket.write(`${JSON.stringify({ t, d: chunk.toString() } satisfies ReplyFrame)}\n`);
@@ -241,6 +250,7 @@ async function listenOn(path: string): Promise<Server> {
     if (await answers(path)) throw new RepodexError('BAD_REQUEST', `a daemon already serves this repository (${path}): repodex daemon status`, { selfContained: true });
     unlinkQuietly(path);
   }
+  const { createServer } = await import('node:net'); // loaded by daemons only, not by every command
   const listener = createServer();
   // The socket is made private before any client could connect: created under a umask that leaves others out.
   const mask = process.umask(0o177);
@@ -263,7 +273,8 @@ async function listenOn(path: string): Promise<Server> {
 }
 
 /** Whether something answers on the socket at `path`. */
-function answers(path: string): Promise<boolean> {
+async function answers(path: string): Promise<boolean> {
+  const { connect } = await import('node:net');
   return new Promise((resolveAnswer) => {
     const socket = connect(path);
     socket.once('connect', () => {
@@ -275,9 +286,10 @@ function answers(path: string): Promise<boolean> {
 }
 
 /** Ask the daemon of `root` for its status, or to stop; undefined when none answers. */
-export function controlDaemon(root: string, cliFile: string, control: 'status' | 'stop'): Promise<DaemonStatus | 'stopped' | 'other build' | undefined> {
+export async function controlDaemon(root: string, cliFile: string, control: 'status' | 'stop'): Promise<DaemonStatus | 'stopped' | 'other build' | undefined> {
   const path = socketPath(root);
-  if (socketIdentity(path) === undefined) return Promise.resolve(undefined);
+  if (socketIdentity(path) === undefined) return undefined;
+  const { connect } = await import('node:net');
   return new Promise((resolveControl) => {
     const socket = connect(path);
     let pending = '';

@@ -39,6 +39,7 @@ import {
 } from './printers.js';
 import { progressBar } from './progress.js';
 import { socketPath } from './daemon-protocol.js';
+import { DEFAULT_IDLE_MINUTES, controlDaemon, runDaemon, startDaemon, waitGone } from './daemon.js';
 import { DEFAULT_SERVER, ServerClient, clientToken, remoteCommand, runRemote, runRepoCommand } from './remote.js';
 import { type Style, styleFor } from './style.js';
 
@@ -692,7 +693,6 @@ async function runDaemonCommand(positionals: readonly string[], values: Record<s
   if (action === undefined || !['start', 'stop', 'status', 'run'].includes(action) || extra.length > 0) {
     throw new RepodexError('BAD_REQUEST', `daemon takes one of start, stop, status or run${action === undefined ? '' : `, not ${JSON.stringify([action, ...extra].join(' '))}`}: repodex daemon start`);
   }
-  const { DEFAULT_IDLE_MINUTES, controlDaemon, runDaemon, startDaemon, waitGone } = await import('./daemon.js');
   const idleMinutes = boundedInt('--idle-minutes', values['idle-minutes'], 0, 7 * 24 * 60) ?? DEFAULT_IDLE_MINUTES;
   const repoRoot = discoverRoot(process.cwd(), root, true);
   // The built CLI identifies the build a daemon runs (see daemon-protocol.ts); the launcher starts one.
