@@ -82,15 +82,11 @@ export function readPeakRss(pid) {
  */
 export const SCRUBBED_ENV = ['NODE_EXTRA_CA_CERTS'];
 
-/**
- * The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. A command
- * runs in its own process (REPODEX_DAEMON=0) unless `extra` says otherwise: a `repodex daemon`
- * left running for a corpus must not answer for the one-shot rows.
- */
+/** The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. */
 export function benchEnv(extra = {}) {
   const env = { ...process.env };
   for (const name of SCRUBBED_ENV) delete env[name];
-  return { ...env, REPODEX_DAEMON: '0', ...extra };
+  return { ...env, ...extra };
 }
 
 /** Which SCRUBBED_ENV variables this machine sets (for the report). */
@@ -661,15 +657,22 @@ export async function measureRepodex({ bin, corpus, queries, oneShotQueries, run
   return result;
 }
 
-/** The environment of a command that may hand itself to a running `repodex daemon`. */
-const DAEMON_ENV = benchEnv({ REPODEX_DAEMON: '1' });
+/**
+ * Stop a `repodex daemon` left running for the corpus (by `bin`, or by another build: it stops
+ * when called by another), so that it answers for none of the one-shot rows. Returns whether one ran.
+ */
+export async function stopDaemon(bin, corpus) {
+  if (!existsSync(join(corpus, '.repodex', 'daemon.sock'))) return false;
+  await runRepodex(bin, corpus, ['daemon', 'stop', '--json']);
+  return true;
+}
 
 /**
  * The same no-change `status`, one-shot searches and one-file edit syncs, answered by a `repodex
  * daemon` for the corpus (started first, stopped after). Null for a build without one.
  */
 async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, errors, log }) {
-  const started = await runRepodex(bin, corpus, ['daemon', 'start', '--json'], { env: DAEMON_ENV });
+  const started = await runRepodex(bin, corpus, ['daemon', 'start', '--json']);
   if (started.problem) return null; // a build from before `repodex daemon`
   log(`through a daemon: status ${runs.status}, one-shot search ${runs.oneshot}${editFile ? `, edit sync ${runs.status}` : ''} (1 warm-up each)`);
   const out = { status: null, oneshot: null, edit_sync: null };
@@ -677,7 +680,7 @@ async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, erro
     const timed = async (argv, count) => {
       const wall = [];
       for (let i = 0; i <= count; i++) {
-        const run = await runRepodex(bin, corpus, typeof argv === 'function' ? argv(i) : argv, { env: DAEMON_ENV });
+        const run = await runRepodex(bin, corpus, typeof argv === 'function' ? argv(i) : argv, {});
         if (run.problem) {
           errors.push(`through a daemon: ${run.problem}`);
           return null;
@@ -688,9 +691,9 @@ async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, erro
     };
     out.status = await timed(['status', '--json'], runs.status);
     if (oneShotQueries.length > 0) out.oneshot = await timed((i) => ['search', oneShotQueries[i % oneShotQueries.length], '--json'], runs.oneshot);
-    if (editFile) out.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, DAEMON_ENV, errors);
+    if (editFile) out.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, benchEnv(), errors);
   } finally {
-    const stopped = await runRepodex(bin, corpus, ['daemon', 'stop', '--json'], { env: DAEMON_ENV });
+    const stopped = await runRepodex(bin, corpus, ['daemon', 'stop', '--json']);
     if (stopped.problem) errors.push(stopped.problem);
   }
   return out;

@@ -20,6 +20,7 @@ import {
   measureCodesearch,
   measureGitStatus,
   measureRepodex,
+  stopDaemon,
   measureRg,
   mergeMeasurements,
   runRepodex,
@@ -86,6 +87,7 @@ async function main() {
   const buildHead = git(repo, ['rev-parse', '--short=10', 'HEAD']);
   // Only what goes into dist/ counts: an uncommitted bench/ or test/ file does not change the build.
   const buildDirty = (git(repo, ['status', '--porcelain', '--', 'src', 'scripts', 'bin', 'package.json', 'package-lock.json']) ?? '') !== '';
+  if (await stopDaemon(bin, corpus)) log('stopped the repodex daemon that was running for the corpus: it would answer for the one-shot rows');
   log(`sampling ${queryCount} queries (seed ${seed}) from ${files.length} files`);
   const sample = sampleQueries(corpus, files, queryCount, seed);
   const oneShot = sample.identifiers.slice(0, ONE_SHOT_QUERIES);

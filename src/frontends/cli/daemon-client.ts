@@ -2,7 +2,7 @@
 // and its output and exit code come back as if this process had run it. Loads node's own modules
 // only (its own bundle, dist/daemon-client.js): without a daemon, a command pays one stat for it.
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
+import type { connect as connectSocket } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonTakes, socketPath } from './daemon-protocol.js';
 
@@ -41,7 +41,8 @@ export async function callDaemon(argv: readonly string[], cliFile: string): Prom
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
-  return exchange(path, call);
+  const { connect } = await import('node:net'); // only with a daemon to call
+  return exchange(connect, path, call);
 }
 
 /** The root a command would use: `--root` as given, else the nearest folder upwards holding `.repodex/` (as the CLI finds it). */
@@ -58,7 +59,7 @@ function rootOf(flags: readonly string[], cwd: string): string | undefined {
 }
 
 /** Send the call and relay what comes back; undefined when nothing was written yet and this process should run it. */
-function exchange(path: string, call: CallFrame): Promise<number | undefined> {
+function exchange(connect: typeof connectSocket, path: string, call: CallFrame): Promise<number | undefined> {
   return new Promise((resolveCall) => {
     const socket = connect(path);
     let wrote = false;
