@@ -98,6 +98,10 @@ describe('repodex daemon', () => {
 
   it('never answers from before a change: a file written just before the command is found', () => {
     writeFileSync(join(root, 'src', 'quota.ts'), 'export function enforceQuotaLimit(used: number): boolean {\n  return used < 100;\n}\n');
+    // status does not sync: it reports the new file, as it would on its own.
+    const status = runCli(['status', '--json', '--root', root]).json() as { state: string; changes: { added: number } };
+    expect(status.state).toBe('stale');
+    expect(status.changes.added).toBe(1);
     const found = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root]);
     expect(found.code).toBe(0);
     expect((found.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/quota.ts');
@@ -119,6 +123,11 @@ describe('repodex daemon', () => {
       expect(JSON.parse(reply.trim()), argv.join(' ')).toMatchObject({ t: 'declined', why: 'a command a daemon does not run' });
     }
     expect(existsSync(join(root, '.repodex', 'meta.json'))).toBe(true); // `clean` did not run
+    // Frames of another shape are dropped unanswered, and the daemon carries on.
+    for (const frame of [null, 5, 'status', { build: 1 }, { ...call(['status']), env: { HOME: 5 } }, { ...call(['status']), stdout: null }, { build: 'x', control: 'restart' }]) {
+      expect(await rawCall(socket, frame as object), JSON.stringify(frame)).toBe('');
+    }
+    expect(daemonStatus(root).running).toBe(true);
   });
 
   it('stops when another build of repodex calls it, and that call runs on its own', async () => {

@@ -37,12 +37,14 @@ export async function callDaemon(argv: readonly string[], cliFile: string): Prom
     stderr: { isTTY: process.stderr.isTTY === true, columns: process.stderr.columns },
   };
   // The reader of our output went away (`repodex files | head -1`): stop quietly, as the CLI does.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
+  if (!process.stdout.listeners('error').includes(quietOnEpipe)) process.stdout.on('error', quietOnEpipe);
   const { connect } = await import('node:net'); // only with a daemon to call
   return exchange(connect, path, call);
+}
+
+function quietOnEpipe(error: NodeJS.ErrnoException): void {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
 }
 
 /** The root a command would use: `--root` as given, else the nearest folder upwards holding `.repodex/` (as the CLI finds it). */

@@ -104,6 +104,10 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
         socket.destroy();
         return;
       }
+      if (!wellFormed(frame)) {
+        socket.destroy();
+        return;
+      }
       if (frame.build !== build) {
         // A newer (or older) repodex is calling: it runs the command itself, and this daemon, now out of date, stops.
         reply(socket, { t: 'declined', why: 'another build of repodex' }, true);
@@ -176,6 +180,24 @@ async function runCall(call: CallFrame, socket: Socket, server: ServerEngine, ru
     for (const [name, value] of saved) setEnv(name, value);
     process.chdir(home);
   }
+}
+
+/** A frame of the shape a client sends: anything else is dropped unanswered. */
+function wellFormed(frame: unknown): frame is CallFrame | ControlFrame {
+  if (typeof frame !== 'object' || frame === null || typeof (frame as { build?: unknown }).build !== 'string') return false;
+  if ('control' in frame) return frame.control === 'status' || frame.control === 'stop';
+  const call = frame as Partial<Record<keyof CallFrame, unknown>>;
+  const record = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const tty = (value: unknown): boolean => record(value) && typeof value.isTTY === 'boolean' && (value.columns === undefined || typeof value.columns === 'number');
+  return (
+    typeof call.cwd === 'string' &&
+    record(call.env) &&
+    Object.values(call.env).every((value) => typeof value === 'string') &&
+    record(call.presentation) &&
+    Object.values(call.presentation).every((value) => value === undefined || typeof value === 'string') &&
+    tty(call.stdout) &&
+    tty(call.stderr)
+  );
 }
 
 function setEnv(name: string, value: string | undefined): void {
