@@ -296,7 +296,10 @@ export class Engine {
 
   async status(): Promise<StatusReport & { readonly repo_root: string; readonly adapters: Language[]; readonly limits: Limits }> {
     const ctx = this.context();
-    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx), await this.embedderIfAny(ctx));
+    // A watcher (servers, daemons) proves an unchanged tree without the walk a one-shot status makes.
+    const probe = this.probe;
+    const provenUnchanged = probe === statProbe ? undefined : async (view: IndexView): Promise<boolean> => (await probe.check(ctx, view)).reasons.length === 0;
+    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx), await this.embedderIfAny(ctx), provenUnchanged);
     // A damaged lexical index is never opened to describe its vectors: the panel shows none.
     const semantic = await this.semanticStatus(ctx, report.indexed);
     // repo_root: seed 002's name for the root (repo.status), beside the `root` every other answer uses.

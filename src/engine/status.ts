@@ -120,6 +120,12 @@ export function treeChanges(ctx: RepoContext, view: IndexView): Changes {
   return detectChanges(scope, view.catalog(), ctx.loaded.config.change_detection, view.meta.git?.commit, view.meta.partial !== undefined).changes;
 }
 
+/** The tree exactly as `view` catalogued it (what a watcher proved). */
+function noChanges(view: IndexView): Changes {
+  const catalog = view.catalog();
+  return { changed: [], removed: [], added: 0, modified: 0, unchanged: catalog.count, tree: catalog.tree, errors: [], how: 'stat' };
+}
+
 /** One sentence on tree changes, or undefined when there are none. */
 export function describeChanges(changes: Changes): string | undefined {
   const total = changeCount(changes);
@@ -133,7 +139,7 @@ export function describeChanges(changes: Changes): string | undefined {
  * mtime), or git HEAD moved. `damage` lists what `verify` would find damaged (every checksum of
  * every file, without the cross-references), `embedder` being the one the config names.
  */
-export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder): Promise<StatusReport> {
+export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder, provenUnchanged?: (view: IndexView) => Promise<boolean>): Promise<StatusReport> {
   const root = ctx.paths.root;
   const owner = (await store.syncRunning()) ?? null;
   const head = readGitHead(root);
@@ -191,7 +197,8 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
   }
   reasons.push(...ruleStaleness(ctx, meta, head));
   if (meta.partial) reasons.push(`a first search's partial index: ${meta.partial.files} of ${meta.partial.of} files indexed so far`);
-  const found = treeChanges(ctx, view);
+  // A server's file watcher can prove the tree unchanged since the index was last proven current, without a walk.
+  const found = provenUnchanged && (await provenUnchanged(view)) ? noChanges(view) : treeChanges(ctx, view);
   const described = describeChanges(found);
   if (described) reasons.push(described);
   const changes: TreeChanges = {
