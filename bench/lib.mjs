@@ -607,6 +607,7 @@ export async function measureRepodex({ bin, corpus, queries, oneShotQueries, run
   result.first_search = firstWall.length > 0 ? { wall_ms: summarize(firstWall), partial_files: firstPartial, rest_ms: firstRest.length > 0 ? summarize(firstRest) : null } : null;
 
   log(`status: 1 warm-up + ${runs.status} timed`);
+  await settleAfterWrites();
   const statusWall = [];
   let lastStatus = null;
   for (let i = 0; i <= runs.status; i++) {
@@ -658,6 +659,16 @@ export async function measureRepodex({ bin, corpus, queries, oneShotQueries, run
 }
 
 /**
+ * A no-change `status` is one some time after the last sync. Within 2 s of a write, a file's
+ * times cannot prove it unchanged since a check (the times' granularity), so `status` checks the
+ * segments and parse cache a sync just wrote again on every run until they are 2 s old
+ * (`src/core/checked-files.ts`): without this wait the status rows would measure that window.
+ */
+function settleAfterWrites() {
+  return new Promise((resolve) => setTimeout(resolve, 2100));
+}
+
+/**
  * Stop a `repodex daemon` left running for the corpus (by `bin`, or by another build: it stops
  * when called by another), so that it answers for none of the one-shot rows. Returns whether one ran.
  */
@@ -689,6 +700,7 @@ async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, erro
       }
       return { wall_ms: summarize(wall) };
     };
+    await settleAfterWrites();
     out.status = await timed(['status', '--json'], runs.status);
     if (oneShotQueries.length > 0) out.oneshot = await timed((i) => ['search', oneShotQueries[i % oneShotQueries.length], '--json'], runs.oneshot);
     if (editFile) out.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, benchEnv(), errors);
