@@ -31,7 +31,7 @@ import { type FileList, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
 import { type PresentedHit, presentHits } from './present.js';
 import { type OutlineReport, outlineFile } from './outline.js';
-import { type ChangeProbe, statProbe } from './probe.js';
+import { type ChangeProbe, type TreeCheck, statProbe } from './probe.js';
 import { type Freshness, type SemanticStatus, type StatusReport, computeStatus, ruleStaleness } from './status.js';
 import type { FirstAnswer, SyncEvent, SyncSummary } from './sync.js';
 import { queryTerms } from '../text/tokenizer.js';
@@ -298,8 +298,8 @@ export class Engine {
     const ctx = this.context();
     // A watcher (servers, daemons) proves an unchanged tree without the walk a one-shot status makes.
     const probe = this.probe;
-    const provenUnchanged = probe === statProbe ? undefined : async (view: IndexView): Promise<boolean> => (await probe.check(ctx, view)).reasons.length === 0;
-    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx), await this.embedderIfAny(ctx), provenUnchanged);
+    const checkTree = probe === statProbe ? undefined : (view: IndexView): Promise<TreeCheck> => probe.check(ctx, view);
+    const report = await computeStatus(ctx, this.store, this.autoIndex(ctx), await this.embedderIfAny(ctx), checkTree);
     // A damaged lexical index is never opened to describe its vectors: the panel shows none.
     const semantic = await this.semanticStatus(ctx, report.indexed);
     // repo_root: seed 002's name for the root (repo.status), beside the `root` every other answer uses.

@@ -1,6 +1,6 @@
 import type { IndexView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
-import { sameControls } from './changes.js';
+import { type Changes, sameControls } from './changes.js';
 import { describeChanges, treeChanges } from './status.js';
 
 /** What a probe found. */
@@ -12,6 +12,8 @@ export interface TreeCheck {
    * so every check proves the rules the same by a full walk; a sync would record them.
    */
   readonly recordOutdated: boolean;
+  /** What changed, when the check walked the tree to find out (undefined when a watcher proved nothing did). */
+  readonly changes?: Changes;
 }
 
 /**
@@ -34,7 +36,7 @@ export const statProbe: ChangeProbe = {
   async check(ctx, view) {
     const changes = treeChanges(ctx, view);
     const described = describeChanges(changes);
-    return described ? { reasons: [described], recordOutdated: false } : { reasons: [], recordOutdated: !sameControls(view.catalog().tree, changes.tree) };
+    return described ? { reasons: [described], recordOutdated: false, changes } : { reasons: [], recordOutdated: !sameControls(view.catalog().tree, changes.tree), changes };
   },
   syncStarting: () => 0,
   synced() {},

@@ -4,6 +4,7 @@ import { FEATURE_VERSION } from '../core/version.js';
 import { RepoScope } from '../scan/scope.js';
 import type { IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
 import { type ChangeKind, type Changes, changeCount, changeExamples, detectChanges } from './changes.js';
+import type { TreeCheck } from './probe.js';
 import type { Embedder } from '../vector/embedder.js';
 import type { RepoContext } from './context.js';
 import { chunkRules } from './sync.js';
@@ -139,7 +140,7 @@ export function describeChanges(changes: Changes): string | undefined {
  * mtime), or git HEAD moved. `damage` lists what `verify` would find damaged (every checksum of
  * every file, without the cross-references), `embedder` being the one the config names.
  */
-export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder, provenUnchanged?: (view: IndexView) => Promise<boolean>): Promise<StatusReport> {
+export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder, checkTree?: (view: IndexView) => Promise<TreeCheck>): Promise<StatusReport> {
   const root = ctx.paths.root;
   const owner = (await store.syncRunning()) ?? null;
   const head = readGitHead(root);
@@ -197,8 +198,9 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
   }
   reasons.push(...ruleStaleness(ctx, meta, head));
   if (meta.partial) reasons.push(`a first search's partial index: ${meta.partial.files} of ${meta.partial.of} files indexed so far`);
-  // A server's file watcher can prove the tree unchanged since the index was last proven current, without a walk.
-  const found = provenUnchanged && (await provenUnchanged(view)) ? noChanges(view) : treeChanges(ctx, view);
+  // A server's check: its watcher proves the tree unchanged without a walk, or it walks once (and says what it found).
+  const checked = checkTree ? await checkTree(view) : undefined;
+  const found = checked ? (checked.changes ?? noChanges(view)) : treeChanges(ctx, view);
   const described = describeChanges(found);
   if (described) reasons.push(described);
   const changes: TreeChanges = {
