@@ -161,6 +161,13 @@ describe('repodex daemon', () => {
     expect(daemonStatus(root).calls).toBe(before + 1);
   });
 
+  it('refuses flags it would not honour, naming why', () => {
+    const withStore = runCli(['daemon', 'start', '--store', 'fs', '--root', root]);
+    expect(withStore.code).toBe(1);
+    expect(withStore.stderr).toContain('a daemon takes no --store');
+    expect(runCli(['daemon', 'restart', '--root', root]).stderr).toContain('daemon takes one of start, stop, status or run, not "restart"');
+  });
+
   it('stops when its socket is removed, and with `repodex daemon stop`', async () => {
     rmSync(socket);
     expect(await until(() => readFileSync(join(root, '.repodex', 'daemon.log'), 'utf8').includes('its socket was removed or replaced'))).toBe(true);

@@ -693,6 +693,9 @@ async function runDaemonCommand(positionals: readonly string[], values: Record<s
   if (action === undefined || !['start', 'stop', 'status', 'run'].includes(action) || extra.length > 0) {
     throw new RepodexError('BAD_REQUEST', `daemon takes one of start, stop, status or run${action === undefined ? '' : `, not ${JSON.stringify([action, ...extra].join(' '))}`}: repodex daemon start`);
   }
+  for (const flag of ['store', 'indexing']) {
+    if (values[flag] !== undefined) throw new RepodexError('BAD_REQUEST', `a daemon takes no --${flag}: it serves the repository as its config and environment set it up, and a command given --${flag} runs in its own process`);
+  }
   const idleMinutes = boundedInt('--idle-minutes', values['idle-minutes'], 0, 7 * 24 * 60) ?? DEFAULT_IDLE_MINUTES;
   const repoRoot = discoverRoot(process.cwd(), root, true);
   // The built CLI identifies the build a daemon runs (see daemon-protocol.ts); the launcher starts one.
