@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, runCli } from '../helpers.js';
+import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, git, makeRepo, runCli, tempDir } from '../helpers.js';
 
 // `repodex daemon`: one-shot commands answered by a background process that keeps the index
 // loaded. What a command prints and its exit code must not depend on whether a daemon answered.
@@ -166,6 +166,13 @@ describe('repodex daemon', () => {
     expect(withStore.code).toBe(1);
     expect(withStore.stderr).toContain('a daemon takes no --store');
     expect(runCli(['daemon', 'restart', '--root', root]).stderr).toContain('daemon takes one of start, stop, status or run, not "restart"');
+    // A socket path has a kernel limit: a repository too deep for one is told so, and its commands still work.
+    const deep = makeRepo({ 'a.ts': 'export const deepConstant = 1;\n' }, join(tempDir(), 'd'.repeat(60), 'e'.repeat(40)));
+    git(deep, 'init', '-q');
+    const tooLong = runCli(['daemon', 'start', '--root', deep]);
+    expect(tooLong.code).toBe(1);
+    expect(tooLong.stderr).toContain("the repository's path is too long for a daemon");
+    expect(runCli(['search', 'deepConstant', '--root', deep]).code).toBe(0);
   });
 
   it('stops when its socket is removed, and with `repodex daemon stop`', async () => {

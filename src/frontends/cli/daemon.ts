@@ -268,6 +268,7 @@ function unlinkQuietly(path: string): void {
  * died is replaced; one that answers belongs to a running daemon, and this one does not start.
  */
 async function listenOn(path: string): Promise<Server> {
+  socketPathFits(path);
   if (socketIdentity(path) !== undefined) {
     if (await answers(path)) throw new RepodexError('BAD_REQUEST', `a daemon already serves this repository (${path}): repodex daemon status`, { selfContained: true });
     unlinkQuietly(path);
@@ -286,12 +287,23 @@ async function listenOn(path: string): Promise<Server> {
     });
   } catch (error) {
     if (isErrnoException(error, 'EADDRINUSE')) throw new RepodexError('BAD_REQUEST', `a daemon already serves this repository (${path}): repodex daemon status`, { selfContained: true });
-    throw new RepodexError('BAD_REQUEST', `cannot listen on ${path}: ${errorMessage(error)}${path.length > 100 ? ' (a socket path is limited to about 100 characters: the repository path is too long for a daemon)' : ''}`, { selfContained: true });
+    throw new RepodexError('BAD_REQUEST', `cannot listen on ${path}: ${errorMessage(error)}`, { selfContained: true });
   } finally {
     process.umask(mask);
   }
   chmodSync(path, 0o600);
   return listener;
+}
+
+/** Longest socket path every supported system takes (Linux 107 bytes, macOS 103). */
+const MAX_SOCKET_PATH_BYTES = 103;
+
+/** Refuse a repository whose socket path the system cannot bind (the limit is the kernel's). */
+function socketPathFits(path: string): void {
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new RepodexError('BAD_REQUEST', `the repository's path is too long for a daemon: its socket ${path} would be ${bytes} bytes, and a socket path can be at most ${MAX_SOCKET_PATH_BYTES}; commands still run on their own`, { selfContained: true });
+  }
 }
 
 /** Whether something answers on the socket at `path`. */
@@ -335,6 +347,7 @@ export async function controlDaemon(root: string, cliFile: string, control: 'sta
  * `.repodex/daemon.log`; if it exits before answering, the log's end says why.
  */
 export async function startDaemon(root: string, cliFile: string, launcher: string, idleMinutes: number): Promise<DaemonStatus> {
+  socketPathFits(socketPath(root));
   const running = await controlDaemon(root, cliFile, 'status');
   if (running && running !== 'stopped' && running !== 'other build') throw new RepodexError('BAD_REQUEST', `a daemon already serves ${root} (pid ${running.pid}): repodex daemon stop, then start`, { selfContained: true });
   if (running === 'other build') await waitGone(socketPath(root));
