@@ -45,7 +45,8 @@ export function discoverRoot(start: string, explicit?: string, required = false)
   return from;
 }
 
-function findUp(from: string, marker: string): string | undefined {
+/** The nearest of `from` and its ancestors that holds `marker`, or undefined. */
+export function findUp(from: string, marker: string): string | undefined {
   let dir = from;
   for (;;) {
     if (existsSync(join(dir, marker))) return dir;

@@ -3,7 +3,8 @@
 // only (its own bundle, dist/daemon-client.js): without a daemon, a command pays one stat for it.
 import { existsSync } from 'node:fs';
 import type { connect as connectSocket } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { DATA_DIR_NAME, findUp } from '../../core/paths.js';
 import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonTakes, socketPath } from './daemon-protocol.js';
 
 /**
@@ -54,10 +55,7 @@ function rootOf(flags: readonly string[], cwd: string): string | undefined {
     if (arg === '--root') return flags[i + 1] === undefined ? undefined : resolve(cwd, flags[i + 1]!);
     if (arg.startsWith('--root=')) return resolve(cwd, arg.slice('--root='.length));
   }
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.repodex'))) return dir;
-    if (dirname(dir) === dir) return undefined;
-  }
+  return findUp(resolve(cwd), DATA_DIR_NAME);
 }
 
 /** Send the call and relay what comes back; undefined when nothing was written yet and this process should run it. */

@@ -2,13 +2,14 @@
 // Kept free of the engine: the client side loads this and node's own modules only.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { DATA_DIR_NAME } from '../../core/paths.js';
 
 /** The socket of a repository's daemon, in its `.repodex/` folder (only its owner may connect). */
 export const SOCKET_NAME = 'daemon.sock';
 
 /** Where the daemon of `root` listens. */
 export function socketPath(root: string): string {
-  return join(root, '.repodex', SOCKET_NAME);
+  return join(root, DATA_DIR_NAME, SOCKET_NAME);
 }
 
 /** Commands a daemon runs for a one-shot CLI call; every other command runs in its own process. */

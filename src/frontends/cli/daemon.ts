@@ -4,7 +4,8 @@
 // daemon-client.ts), sends its arguments, working folder and environment, and gets back exactly
 // the output and exit code it would have produced itself. Calls run one at a time.
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, lstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { lstatIfExists } from '../../core/stat.js';
 import type { Server, Socket } from 'node:net';
 import type { Writable as WritableStream } from 'node:stream';
 import { join } from 'node:path';
@@ -62,7 +63,7 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
       clearInterval(checker);
       if (idle) clearTimeout(idle);
       listener.close();
-      if (ownSocket()) unlinkQuietly(path);
+      if (ownSocket()) rmSync(path, { force: true });
       await queue.catch(() => undefined);
       await server.close();
       resolveStopped();
@@ -247,20 +248,8 @@ function readFirstLine(socket: Socket, take: (line: string) => void): void {
 
 /** The socket file's identity (device and inode), or undefined when it is gone. */
 function socketIdentity(path: string): string | undefined {
-  try {
-    const stat = lstatSync(path);
-    return stat.isSocket() ? `${stat.dev}:${stat.ino}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
+  const stat = lstatIfExists(path);
+  return stat?.isSocket() ? `${stat.dev}:${stat.ino}` : undefined;
 }
 
 /**
@@ -271,7 +260,7 @@ async function listenOn(path: string): Promise<Server> {
   socketPathFits(path);
   if (socketIdentity(path) !== undefined) {
     if (await answers(path)) throw new RepodexError('BAD_REQUEST', `a daemon already serves this repository (${path}): repodex daemon status`, { selfContained: true });
-    unlinkQuietly(path);
+    rmSync(path, { force: true });
   }
   const { createServer } = await import('node:net'); // loaded by daemons only, not by every command
   const listener = createServer();
@@ -351,6 +340,7 @@ export async function startDaemon(root: string, cliFile: string, launcher: strin
   const running = await controlDaemon(root, cliFile, 'status');
   if (running && running !== 'stopped' && running !== 'other build') throw new RepodexError('BAD_REQUEST', `a daemon already serves ${root} (pid ${running.pid}): repodex daemon stop, then start`, { selfContained: true });
   if (running === 'other build') await waitGone(socketPath(root));
+  mkdirSync(join(root, DATA_DIR_NAME), { recursive: true });
   const logPath = join(root, DATA_DIR_NAME, LOG_NAME);
   const log = openSync(logPath, 'w');
   let exited: string | undefined;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -7,7 +7,7 @@ import { type ComposeOptions, createEngine, createServerEngine, distributeStore,
 import type { Engine } from '../../engine/engine.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
-import { DATA_DIR_NAME, discoverRoot } from '../../core/paths.js';
+import { discoverRoot } from '../../core/paths.js';
 import { normalizeRelativePath } from '../../safety/path-guard.js';
 import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
 import { LIMITS, LIMIT_NAMES, limitProblem } from '../../core/limits.js';
@@ -709,7 +709,6 @@ async function runDaemonCommand(positionals: readonly string[], values: Record<s
       await runDaemon(repoRoot, { idleMinutes, cliFile, runCli, log: (line) => io.stderr.write(`${new Date().toISOString()} repodex daemon: ${line}\n`) });
       return 0;
     case 'start': {
-      mkdirSync(join(repoRoot, DATA_DIR_NAME), { recursive: true });
       const launcher = fileURLToPath(new URL('../bin/repodex.js', import.meta.url));
       const status = await startDaemon(repoRoot, cliFile, launcher, idleMinutes);
       out(status, `repodex: daemon started for ${status.root} (pid ${status.pid}): one-shot commands in this repository now use it; it ${idleText(status.idle_minutes)} (repodex daemon stop)`);
