@@ -175,6 +175,9 @@ export interface BundleOptions {
 }
 
 /** Default and largest line budget of a bundle. */
+/** How long a read with no index to answer from waits for another process's first build of it. */
+const FIRST_BUILD_WAIT_MS = 120_000;
+
 export const DEFAULT_BUNDLE_LINES = 400;
 export const MAX_BUNDLE_LINES = 4000;
 
@@ -202,6 +205,8 @@ export class Engine {
   private readonly runner: SyncRunner;
   /** Syncs of this engine run one after another. */
   private syncing: Promise<unknown> = Promise.resolve();
+  /** Syncs of this engine asked for and not yet finished (running or waiting their turn). */
+  private syncsUnderway = 0;
   /** How far this engine's running sync or embedding run has come (servers show it), or undefined. */
   private progressNow: SyncProgress | undefined;
   private loadCount = 0;
@@ -417,7 +422,8 @@ export class Engine {
     onEvent?: (event: SyncEvent) => void,
   ): Promise<SyncSummary> {
     if (options.provider !== undefined) this.setEmbeddingsProvider(options.provider);
-    const run = this.syncing.then(() => this.syncNow(options, onEvent));
+    this.syncsUnderway++;
+    const run = this.syncing.then(() => this.syncNow(options, onEvent)).finally(() => this.syncsUnderway--);
     this.syncing = run.catch(() => undefined);
     const summary = await run;
     if (options.embed === false || this.context().loaded.config.embeddings.provider === 'off' || !this.options.embedders) return summary;
@@ -673,6 +679,7 @@ export class Engine {
     const ctx = this.context();
     const auto = this.autoIndex(ctx);
     let view = await this.usableView();
+    if (!view && auto) view = await this.afterRunningBuild();
     if (!view) {
       if (!auto) await this.view(); // throws why there is no usable index (missing, damaged, other format)
       const first = this.options.firstAnswer;
@@ -715,6 +722,24 @@ export class Engine {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * There is no index to read, and one may be being built: by this engine (another request's
+   * first search, which this one joins rather than failing for lack of an index), or by another
+   * process (waited for, up to FIRST_BUILD_WAIT_MS, then LOCKED naming it). The index that build
+   * left, or undefined when none was running or it left none (it failed): the caller builds.
+   */
+  private async afterRunningBuild(): Promise<IndexView | undefined> {
+    if (this.syncsUnderway > 0) {
+      await this.syncing;
+      const view = await this.usableView();
+      if (view) return view;
+    }
+    if (!(await this.store.syncRunning())) return undefined;
+    const lock = await this.store.lock({ waitMs: Math.max(FIRST_BUILD_WAIT_MS, this.options.lockWaitMs ?? 0) });
+    await lock.release();
+    return this.usableView();
   }
 
   /** Sync now, or undefined when another process is already syncing (readers never wait for it). */

@@ -83,6 +83,24 @@ describe('first answer from a partial index (a first search on a large repositor
     expect(continued).toBe(0);
   });
 
+  it('a search that finds the first build under way waits for it and answers from it, in this engine or another', async () => {
+    const root = lateWordRepo(400);
+    const builder = new Engine(root, createStore(root), { autoIndex: true });
+    const searches: Promise<Awaited<ReturnType<Engine['search']>>>[] = [];
+    // Both searches start from the build's first progress event, while it holds the index lock.
+    // Another engine on the same folder stands for another process: it sees only the lock.
+    const built = await builder.sync({}, () => {
+      if (searches.length > 0) return;
+      searches.push(builder.search({ q: 'zephyrQuokka' }), new Engine(root, createStore(root), { autoIndex: true }).search({ q: 'zephyrQuokka' }));
+    });
+    expect(searches).toHaveLength(2);
+    for (const report of await Promise.all(searches)) {
+      expect(report.results.map((hit) => hit.path)).toEqual(['zz/late-0.ts', 'zz/late-1.ts', 'zz/late-2.ts']);
+      expect(report.freshness).toMatchObject({ dirty: false, generation: built.generation });
+      expect(report.warnings).toEqual([]);
+    }
+  });
+
   it('CLI: a first search answers from a partial index and a background sync finishes it', async () => {
     // Over 4 MB of files (what a first answer waits for), answering after 1 ms of indexing.
     const root = lateWordRepo(160, 26_000);

@@ -274,6 +274,26 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect((hits.body.results as Json[]).filter((hit) => hit.path === 'm7.ts')).toHaveLength(1);
   });
 
+  it.skipIf(backend.missing !== undefined)('answers the searches that come while the first one builds the index, not only the first', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 800; i++) files[`src/piece${i}.ts`] = `export function pieceNumber${i}(value: number): number {\n  return value * ${i} + ${i % 5};\n}\n`;
+    const repo = committedRepo(files);
+    const id = (await server.request('/repos', { body: { root: repo } })).body.repo_id as string;
+    registered.push(id);
+    const first = server.request('/search', { body: { repo_id: id, query: 'pieceNumber1' } });
+    // The later searches come while the first one's build holds the index lock (a page searching as you type).
+    await until('the first build to start', 30_000, async () => ((await server.request(`/index/status/${id}`)).body.index_status === 'indexing' ? true : undefined));
+    const later = await Promise.all(['pieceNumber2', 'pieceNumber3', 'value'].map((query) => server.request('/search', { body: { repo_id: id, query } })));
+    for (const answer of [await first, ...later]) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.results.length).toBeGreaterThan(0);
+      expect(answer.body.freshness.dirty).toBe(false);
+    }
+    expect(later[0]!.body.results[0]).toMatchObject({ path: 'src/piece2.ts' });
+    const status = await server.request(`/index/status/${id}`);
+    expect(status.body).toMatchObject({ files_indexed: 800, chunk_count: 800 });
+  });
+
   it.skipIf(backend.missing !== undefined)("answers one repository's searches while another rebuilds its index", async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 1500; i++) files[`src/part${i}.ts`] = `export function partNumber${i}(value: number): number {\n  return value * ${i} + ${i % 7};\n}\n`;
