@@ -55,7 +55,14 @@ export async function startTeamServer(args: readonly string[] = [], options: { e
     stderr: () => stderr,
     async request(path, init = {}) {
       const headers: Record<string, string> = { ...auth, ...(init.body !== undefined || init.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers };
-      const response = await fetch(`${url}${path}`, { method: init.method ?? (init.body !== undefined || init.raw !== undefined ? 'POST' : 'GET'), headers, body: init.raw ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined) });
+      const send = (): Promise<Response> => fetch(`${url}${path}`, { method: init.method ?? (init.body !== undefined || init.raw !== undefined ? 'POST' : 'GET'), headers, body: init.raw ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined) });
+      const response = await send().catch((error: unknown) => {
+        // fetch keeps idle connections for reuse; on a loaded host it can write a request on one
+        // the server is closing as idle (its keep-alive timeout), which the server never read.
+        // Sent again on a new connection, as HTTP clients do for that one failure.
+        if (closedIdle(error)) return send();
+        throw error;
+      });
       const text = await response.text();
       let body: unknown = text;
       try {
@@ -70,4 +77,10 @@ export async function startTeamServer(args: readonly string[] = [], options: { e
       return exited;
     },
   };
+}
+
+/** Whether fetch failed because the server closed the connection it reused before answering. */
+function closedIdle(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+  return cause?.code === 'UND_ERR_SOCKET';
 }
