@@ -31,6 +31,9 @@
  *                        unless --reuse-index); default: a temporary directory, removed at the end
  *   --reuse-index        with --cache: keep existing .repodex indexes (only when the indexer did
  *                        not change since they were built); each is synced once before its searches
+ *   --first-search       rank with what a first search on an unindexed tree answers: every repodex
+ *                        search runs on a tree with no index, so a large one is answered from a
+ *                        partial index (default: the whole index is built first, by `repodex sync`)
  *   --cli FILE           repodex entry point (default bin/repodex.js of this checkout)
  *   --json FILE          also write per-task ranks and the summary as JSON
  *   --verbose            print each task's first-gold rank per variant
@@ -93,6 +96,7 @@ function parseArgs(argv) {
     jobs: Math.max(1, Math.min(2, os.availableParallelism?.() ?? os.cpus().length)),
     cache: '',
     reuseIndex: false,
+    firstSearch: false,
     cli: path.join(PROJECT, 'bin', 'repodex.js'),
     json: '',
     verbose: false,
@@ -120,6 +124,7 @@ function parseArgs(argv) {
     else if (a === '--jobs') opts.jobs = Math.max(1, Number(next()));
     else if (a === '--cache') opts.cache = next();
     else if (a === '--reuse-index') opts.reuseIndex = true;
+    else if (a === '--first-search') opts.firstSearch = true;
     else if (a === '--cli') opts.cli = next();
     else if (a === '--json') opts.json = next();
     else if (a === '--verbose') opts.verbose = true;
@@ -286,6 +291,36 @@ function importRerank(dir, exts, results, setting) {
   return scored.map((x) => x.file);
 }
 
+/**
+ * `--first-search`: stop the sync a first search started to finish its partial index (`partial`),
+ * and remove the index, so that the next search is a first search too.
+ */
+async function forgetIndex(dir, partial) {
+  const lock = path.join(dir, '.repodex', 'lock');
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // The background sync is spawned as the search ends: wait for it to take the lock.
+  for (let waited = 0; partial && !existsSync(lock) && waited < 10_000; waited += 20) await sleep(20);
+  let pid;
+  try {
+    pid = JSON.parse(readFileSync(lock, 'utf8')).pid;
+  } catch {
+    pid = undefined;
+  }
+  if (Number.isInteger(pid) && alive(pid)) {
+    process.kill(pid, 'SIGTERM');
+    while (alive(pid)) await sleep(20);
+  }
+  rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
+}
+
 /** Distinct file paths of a repodex search, in rank order, plus index/search facts. */
 async function repodexRank(opts, dir, query, spec, exts) {
   const { env, args: rawArgs } = parseSpec(spec);
@@ -309,7 +344,7 @@ async function repodexRank(opts, dir, query, spec, exts) {
   if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
   // The files of the results in answer order, one per result: what an agent reading the first five results sees.
   const hits = imports ? files : out.results.map((r) => r.path);
-  return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null };
+  return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null, partial: out.freshness?.partial !== undefined };
 }
 
 /** The rg baseline's keywords: lower-cased words of at least 3 characters, minus stopwords, deduplicated. */
@@ -542,15 +577,18 @@ async function main() {
       const dir = path.join(workRoot, g.key);
       await materialize(path.join(opts.clones, g.repo), g.parent, dir);
       attachHistory(path.join(opts.clones, g.repo), g.parent, dir);
-      if (!opts.reuseIndex) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
-      else if (existsSync(path.join(dir, '.repodex'))) {
-        // A kept index is brought up to what this build records (a sync with nothing to read is cheap).
+      if (!opts.reuseIndex || opts.firstSearch) rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
+      // The whole index is built before any search: a first search on a large tree would answer from
+      // the part it indexed within its budget (`--first-search` measures that instead). A kept index
+      // is brought up to what this build records (a sync with nothing to read is cheap).
+      if (!opts.firstSearch) {
         const synced = await run(process.execPath, [opts.cli, 'sync', '--root', dir], { env: process.env });
         if (synced.code !== 0) throw new Error(`repodex sync failed in ${dir}: ${synced.stderr.trim()}`);
       }
       const exts = repoByName.get(g.repo).exts;
       // vector and hybrid variants need the chunks embedded: a search never embeds, `sync` does.
       if (variants.some((v) => /--mode[= ](vector|hybrid)/.test(opts.variants.get(v) ?? ''))) {
+        if (opts.firstSearch) throw new Error('--first-search measures lexical first answers: leave out the vector and hybrid variants');
         // Embeddings are off by default: the configured embedder, or the builtin one where none is configured.
         const synced = await run(process.execPath, [opts.cli, 'sync', '--json', '--embeddings', 'on', '--root', dir], { env: process.env });
         if (synced.code !== 0) throw new Error(`repodex sync failed in ${dir}: ${synced.stderr.trim()}`);
@@ -571,8 +609,9 @@ async function main() {
                 : v === SRC_BM25_VARIANT
                   ? fileBm25Rank(sourceOnly, t.query)
                   : await repodexRank(opts, dir, t.query, opts.variants.get(v), exts);
+          if (opts.firstSearch && r.partial !== undefined) await forgetIndex(dir, r.partial);
           const acc5 = allGoldWithin(r.hits ?? r.files, t.gold, 5);
-          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), acc5, top: r.files.slice(0, 10), ms: Math.round(r.ms), ...(r.refused ? { refused: true } : {}) };
+          entry.variants[v] = { rank: firstGoldRank(r.files, t.gold), acc5, top: r.files.slice(0, 10), ms: Math.round(r.ms), ...(r.refused ? { refused: true } : {}), ...(r.partial ? { partial: true } : {}) };
           if (r.indexMs) entry.index_ms = r.indexMs;
         }
         perTask.set(t.id, entry);
