@@ -24,6 +24,8 @@ import { type Candidate, type SoftError, byPath } from '../scan/walker.js';
 import type { Catalog, IndexStore, IndexView } from '../store/backend.js';
 import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
+import { pathRoleWeight } from '../search/search.js';
+import { bm25Idf, bm25Norm, bm25Weight } from '../search/scoring.js';
 import { type Changes, changeCount, detectChanges, gitDirty, sameControls, usesGit, walkChanges } from './changes.js';
 import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
 import type { RepoContext } from './context.js';
@@ -404,10 +406,12 @@ function sizeOf(files: readonly Candidate[]): number {
 
 /**
  * The files in the order a first answer reads them: those whose text holds the query's words
- * first, by the words' summed rarity (log of files over files holding the word: a file with the
- * rare word of a query before one with three common ones; among equals the smaller file, which
- * costs less to index), then the rest in path order. A quick look at the bytes, not a parse: each
- * word as written in lower case, capitalized or in capitals (`retry`, `maxRetry`, `MAX_RETRY`).
+ * first, best first by the score a search would give the whole file if each word were in it once
+ * (BM25 over files, with the file's size as its length, so a long changelog holding every word
+ * does not come before the short module holding the rare ones), times the role multiplier a
+ * search applies (tests, docs, prose and examples below source); then the rest in path order. A
+ * quick look at the bytes, not a parse: each word as written in lower case, capitalized or in
+ * capitals (`retry`, `maxRetry`, `MAX_RETRY`).
  */
 function holdingWordsFirst(root: string, files: readonly Candidate[], words: readonly string[], maxBytes: number): Candidate[] {
   const counted = words.slice(0, 31);
@@ -430,9 +434,15 @@ function holdingWordsFirst(root: string, files: readonly Candidate[], words: rea
     });
     if (bits !== 0) held.set(file, bits);
   }
-  const rarity = filesWith.map((count) => Math.log(1 + files.length / Math.max(1, count)));
+  const idf = filesWith.map((count) => bm25Idf(files.length, count));
+  const averageSize = sizeOf(files) / Math.max(1, files.length);
   const weight = new Map<Candidate, number>();
-  for (const [file, bits] of held) weight.set(file, rarity.reduce((sum, r, w) => (bits & (1 << w) ? sum + r : sum), 0));
+  for (const [file, bits] of held) {
+    const norm = bm25Norm(file.size, averageSize);
+    let score = 0;
+    for (let w = 0; w < counted.length; w++) if (bits & (1 << w)) score += bm25Weight(idf[w]!, 1, norm);
+    weight.set(file, score * pathRoleWeight(file.path, languageOf(file.path), counted));
+  }
   return [...files].sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0) || (weight.has(a) ? a.size - b.size : 0) || byPath(a, b));
 }
 

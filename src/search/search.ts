@@ -888,6 +888,17 @@ function roleWeights(terms: readonly string[], rank: RankingProfile): Float64Arr
 
 const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 'text']);
 
+/**
+ * The role multiplier a search would give a file at `path` for a query of `terms`, by its path
+ * and language alone (before an index has learned the repository's layout): what a first search
+ * uses to choose which files to index first.
+ */
+export function pathRoleWeight(path: string, language: string, terms: readonly string[], rank: RankingProfile = DEFAULT_RANKING): number {
+  const role = pathRole(path);
+  const settled = role === 'source' && PROSE.has(language) ? 'prose' : role;
+  return roleWeights(terms, rank)[ROLE_CODE.get(settled)!]!;
+}
+
 function popcount(v: number): number {
   let x = v - ((v >>> 1) & 0x55555555);
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);

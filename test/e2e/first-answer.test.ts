@@ -69,6 +69,20 @@ describe('first answer from a partial index (a first search on a large repositor
     expect(continued).toBe(1);
   });
 
+  it('reads first the short source file holding the words, before a long changelog or a test holding as many or more', async () => {
+    const files: Record<string, string> = {};
+    for (let f = 0; f < 60; f++) files[`src/mod${String(f).padStart(2, '0')}.ts`] = `export function handleRequest${f}(input: string): string {\n  return input.trim();\n}\n`;
+    files['CHANGELOG.md'] = '- fixed the zephyr quokka keeper crash\n'.repeat(1000);
+    files['test/zephyr.test.ts'] = "it('zephyr quokka', () => {});\n";
+    files['src/zoo/zephyr.ts'] = 'export function zephyrQuokka(): number {\n  return 1;\n}\n';
+    const root = makeRepo(files);
+    // A budget of 0 reads one file: the one the order puts first.
+    const engine = new Engine(root, createStore(root), { autoIndex: true, firstAnswer: { budgetMs: 0, minBytes: 0, continueInBackground: () => undefined } });
+    const first = await engine.search({ q: 'zephyr quokka keeper crash' });
+    expect(first.results.map((hit) => hit.path)).toEqual(['src/zoo/zephyr.ts']);
+    expect(first.freshness.partial).toEqual({ files: 1, of: 63 });
+  });
+
   it('answers from the whole index when it is built within the budget, or when the repository is small', async () => {
     const root = lateWordRepo(20);
     let continued = 0;
