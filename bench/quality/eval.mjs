@@ -291,6 +291,63 @@ function importRerank(dir, exts, results, setting) {
   return scored.map((x) => x.file);
 }
 
+const cochanges = new Map();
+
+/**
+ * Which files changed together, from the history repodex keeps beside the index (each file's
+ * recent commit subjects, pull request numbers and all): two files listing one subject changed in
+ * one commit. Subjects listed by more than 20 files (sweeping changes) are left out.
+ */
+function cochangeFacts(dir) {
+  const kept = JSON.parse(readFileSync(path.join(dir, '.repodex', 'history.json'), 'utf8'));
+  const bySubject = new Map();
+  const changes = new Map();
+  for (const [file, subjects] of Object.entries(kept.files)) {
+    changes.set(file, subjects.length);
+    for (const subject of subjects) {
+      let files = bySubject.get(subject);
+      if (!files) bySubject.set(subject, (files = []));
+      files.push(file);
+    }
+  }
+  const pairs = new Map();
+  for (const files of bySubject.values()) {
+    if (files.length > 20) continue;
+    for (const a of files) {
+      let row = pairs.get(a);
+      if (!row) pairs.set(a, (row = new Map()));
+      for (const b of files) if (b !== a) row.set(b, (row.get(b) ?? 0) + 1);
+    }
+  }
+  return { pairs, changes };
+}
+
+/**
+ * A co-change re-ranking of repodex's files (an experiment: `COCHANGE=n:0.5,k:3` in a variant):
+ * each file's score is its best chunk's, plus n × Σ over the first k files f of f's score × the
+ * share of f's commits that also changed it.
+ */
+function cochangeRerank(dir, results, setting) {
+  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  if (!cochanges.has(dir)) cochanges.set(dir, cochangeFacts(dir));
+  const { pairs, changes } = cochanges.get(dir);
+  const best = new Map();
+  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const files = [...best.keys()];
+  const leaders = files.slice(0, weights.k ?? 3);
+  const scored = files.map((file, i) => {
+    let score = best.get(file);
+    for (const f of leaders) {
+      if (f === file) continue;
+      const together = pairs.get(f)?.get(file) ?? 0;
+      if (together > 0) score += (weights.n ?? 0) * best.get(f) * (together / (changes.get(f) + 1));
+    }
+    return { file, score, i };
+  });
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.map((x) => x.file);
+}
+
 /**
  * `--first-search`: stop the sync a first search started to finish its partial index (`partial`),
  * and remove the index, so that the next search is a first search too.
@@ -326,6 +383,8 @@ async function repodexRank(opts, dir, query, spec, exts) {
   const { env, args: rawArgs } = parseSpec(spec);
   const imports = env.IMPORTS;
   delete env.IMPORTS;
+  const cochange = env.COCHANGE;
+  delete env.COCHANGE;
   // `{srcglob}` lets one variant restrict every repository to its own source extensions.
   const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
   const started = process.hrtime.bigint();
@@ -342,8 +401,9 @@ async function repodexRank(opts, dir, query, spec, exts) {
   const files = [];
   for (const r of out.results) if (!files.includes(r.path)) files.push(r.path);
   if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
+  if (cochange) files.splice(0, files.length, ...cochangeRerank(dir, out.results, cochange));
   // The files of the results in answer order, one per result: what an agent reading the first five results sees.
-  const hits = imports ? files : out.results.map((r) => r.path);
+  const hits = imports || cochange ? files : out.results.map((r) => r.path);
   return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null, partial: out.freshness?.partial !== undefined };
 }
 
