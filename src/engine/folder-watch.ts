@@ -6,6 +6,8 @@ import { lstatIfExists } from '../core/stat.js';
 /** A file event: the absolute path of something created, changed or removed. */
 export interface FolderEvent {
   readonly path: string;
+  /** `delete`: nothing is at the path any more (removed or moved away). */
+  readonly type?: 'delete';
 }
 
 /** What a folder watch reports to, and asks of, its owner. */
@@ -125,7 +127,7 @@ export class FolderWatch {
     } else if (this.watchers.has(rel)) {
       this.forget(rel); // a watched folder removed, renamed away or replaced by a file
     }
-    this.options.onEvent({ path: absolute });
+    this.options.onEvent(stat ? { path: absolute } : { path: absolute, type: 'delete' });
   }
 
   /** Drop the watches of `rel` and below, and watch what is there now (if anything). */

@@ -1,5 +1,5 @@
 import type ParcelWatcher from '@parcel/watcher';
-import { type Stats, close, open, rmSync, unlink, unwatchFile, watchFile } from 'node:fs';
+import { type Stats, close, open, rmSync, unlink, unwatchFile, watchFile, write } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { RepodexError, errorMessage } from '../core/errors.js';
 import { processExists } from '../core/process.js';
@@ -17,6 +17,8 @@ import { FolderWatch } from './folder-watch.js';
 /** The events a watcher backend delivers: the absolute path of something created, changed or removed. */
 export interface WatchEvent {
   readonly path: string;
+  /** What happened, when the backend says: a removal must not answer a cookie round (see sendCookie). */
+  readonly type?: 'create' | 'update' | 'delete';
 }
 
 /** A live subscription to file events under a root. */
@@ -110,18 +112,20 @@ const COOKIE_TIMEOUT_MS = 500;
 const FLOOD_EVENTS = 2048;
 
 /**
- * Create an empty file off this thread; false when it cannot be. Callbacks, not promises: a
- * promise-returning open costs this thread several times the syscall's own time, which a server
- * pays on every request.
+ * Create an empty file off this thread and keep it open: its descriptor, or undefined when it
+ * cannot be. Callbacks, not promises: a promise-returning open costs this thread several times
+ * the syscall's own time, which a server pays on every request.
  */
-function createEmpty(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    open(path, 'w', (error, fd) => {
-      if (error) resolve(false);
-      else close(fd, () => resolve(true));
-    });
-  });
+function createOpen(path: string): Promise<number | undefined> {
+  return new Promise((resolve) => open(path, 'w', 0o600, (error, fd) => resolve(error ? undefined : fd)));
 }
+
+/** Change a byte of an open file off this thread (one modify event for a watcher); false when it cannot be. */
+function touchOpen(fd: number): Promise<boolean> {
+  return new Promise((resolve) => write(fd, COOKIE_BYTE, 0, 1, 0, (error) => resolve(!error)));
+}
+
+const COOKIE_BYTE = new Uint8Array([0x2e]);
 
 /**
  * Watches a repository for changes that matter to its index: files the scope includes, folders
@@ -145,6 +149,8 @@ export class RepoWatcher {
   /** Cookies written and not yet seen, by file name. */
   private readonly cookies = new Map<string, () => void>();
   private cookieSeq = 0;
+  /** The cookie file, kept open between rounds (see sendCookie). */
+  private cookie: { readonly name: string; readonly fd: number } | undefined;
   /** The cookie out now, and the one to be written when it is back (shared by every request that came after it was written). */
   private cookieOut: Promise<boolean> | undefined;
   private cookieNext: Promise<boolean> | undefined;
@@ -183,6 +189,7 @@ export class RepoWatcher {
     this.polled.clear();
     this.polledStats.clear();
     for (const seen of this.cookies.values()) seen();
+    this.retireCookie();
     await subscription?.unsubscribe();
   }
 
@@ -204,26 +211,47 @@ export class RepoWatcher {
     return this.cookieNext;
   }
 
-  /** Write a cookie and wait for it to come back; written and removed off the thread (a server's requests wait on it). */
+  /**
+   * Send a cookie and wait for it to come back. The cookie is one file per watcher, kept open:
+   * its first round creates it (the creation is the event), every later round writes a byte to
+   * it (one modify event), so a busy server's rounds cost one write each, not a create, a close
+   * and a removal of a file in the index's folder. One round is out at a time, so each event of
+   * the file answers the round that caused it. A round that does not come back (its folder was
+   * removed, say) retires the file: a late event of it can never answer a later round.
+   */
   private sendCookie(timeoutMs: number): Promise<boolean> {
-    const name = `${COOKIE_PREFIX}${process.pid}-${++this.cookieSeq}`;
-    const path = join(this.root, DATA_DIR_NAME, name);
     const out = (async (): Promise<boolean> => {
       let resolveSeen!: (arrived: boolean) => void;
       const seen = new Promise<boolean>((resolve) => {
         resolveSeen = resolve;
-        this.cookies.set(name, () => resolve(true));
       });
-      if (!(await createEmpty(path))) {
-        this.cookies.delete(name);
-        return false; // no .repodex/ to write into (removed by hand): stats decide
+      let cookie = this.cookie;
+      if (cookie) {
+        this.cookies.set(cookie.name, () => resolveSeen(true));
+        if (!(await touchOpen(cookie.fd))) {
+          this.retireCookie();
+          return false;
+        }
+      } else {
+        const name = `${COOKIE_PREFIX}${process.pid}-${++this.cookieSeq}`;
+        this.cookies.set(name, () => resolveSeen(true));
+        const fd = await createOpen(join(this.root, DATA_DIR_NAME, name));
+        if (fd === undefined) {
+          this.cookies.delete(name);
+          return false; // no .repodex/ to write into (removed by hand): stats decide
+        }
+        cookie = this.cookie = { name, fd };
+        if (!this.subscription) {
+          this.retireCookie(); // stopped while the file was being made
+          return false;
+        }
       }
       // Timed from the write: the write itself may wait behind a sync's reads for the I/O threads.
       const timer = setTimeout(() => resolveSeen(false), timeoutMs);
       const arrived = await seen;
       clearTimeout(timer);
-      this.cookies.delete(name);
-      unlink(path, () => undefined);
+      this.cookies.delete(cookie.name);
+      if (!arrived) this.retireCookie();
       return arrived && this.healthy;
     })();
     this.cookieOut = out;
@@ -231,6 +259,15 @@ export class RepoWatcher {
       if (this.cookieOut === out) this.cookieOut = undefined;
     });
     return out;
+  }
+
+  /** Close and remove the cookie file (off this thread); the next round makes a new one under a new name. */
+  private retireCookie(): void {
+    const cookie = this.cookie;
+    if (!cookie) return;
+    this.cookie = undefined;
+    this.cookies.delete(cookie.name);
+    close(cookie.fd, () => unlink(join(this.root, DATA_DIR_NAME, cookie.name), () => undefined));
   }
 
   /** Remove cookies left by processes that were killed before they could. */
@@ -345,7 +382,9 @@ export class RepoWatcher {
     for (const event of events) {
       const cookie = this.cookieOf(event.path);
       if (cookie !== undefined) {
-        this.cookies.get(cookie)?.();
+        // Only the round's own write (or the file's creation) answers it: the file's removal, by
+        // someone removing .repodex/ say, happened before the write and proves nothing after it.
+        if (event.type !== 'delete') this.cookies.get(cookie)?.();
         continue;
       }
       this.rawEvents++;

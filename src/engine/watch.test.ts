@@ -1,0 +1,57 @@
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeRepo } from '../../test/helpers.js';
+import { RepoWatcher } from './watch.js';
+
+const watchers: RepoWatcher[] = [];
+afterEach(async () => {
+  for (const watcher of watchers.splice(0)) await watcher.stop();
+});
+
+async function watching(): Promise<{ root: string; watcher: RepoWatcher; cookies: () => string[] }> {
+  const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n' });
+  mkdirSync(join(root, '.repodex'), { recursive: true });
+  const watcher = new RepoWatcher(root);
+  watchers.push(watcher);
+  await watcher.start();
+  return { root, watcher, cookies: () => readdirSync(join(root, '.repodex')).filter((name) => name.startsWith('.cookie-')) };
+}
+
+describe.skipIf(process.platform !== 'linux')('RepoWatcher.syncToNow (the freshness cookie)', () => {
+  it('proves every earlier change arrived, round after round, with one cookie file kept open and removed at stop', async () => {
+    const { root, watcher, cookies } = await watching();
+    for (let round = 0; round < 20; round++) {
+      const before = watcher.pending;
+      writeFileSync(join(root, 'src/a.ts'), `export const a = ${round + 2};\n`);
+      expect(await watcher.syncToNow()).toBe(true);
+      // The write came before the cookie: its event has been counted by the time the cookie is back.
+      expect(watcher.pending).toBeGreaterThan(before);
+      watcher.settle(watcher.mark());
+    }
+    // Rounds asked for at once share the cookies in flight.
+    expect(await Promise.all(Array.from({ length: 8 }, () => watcher.syncToNow()))).toEqual(Array(8).fill(true));
+    expect(cookies()).toHaveLength(1);
+    await watcher.stop();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the file is closed and removed off the thread
+    expect(cookies()).toEqual([]);
+  });
+
+  it('answers false, not a hang, once the index folder is gone, and proves again when it is back', async () => {
+    const { root, watcher, cookies } = await watching();
+    expect(await watcher.syncToNow()).toBe(true);
+    rmSync(join(root, '.repodex'), { recursive: true });
+    // The open cookie's folder went with it: the round times out, and the next ones cannot make a cookie.
+    expect(await watcher.syncToNow(200)).toBe(false);
+    const started = performance.now();
+    expect(await watcher.syncToNow(200)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(150);
+    mkdirSync(join(root, '.repodex'));
+    // The new folder is watched once its own event arrives.
+    let proved = false;
+    for (let attempt = 0; attempt < 20 && !proved; attempt++) proved = await watcher.syncToNow(200);
+    expect(proved).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // cookies of rounds that timed out are removed off the thread
+    expect(cookies()).toHaveLength(1);
+  });
+});
