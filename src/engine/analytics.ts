@@ -3,13 +3,17 @@ import type { AnalyticsDelta, AnalyticsStore } from '../store/control.js';
 
 export type { AnalyticsCounts } from '../store/control.js';
 
-/** How long counts wait in memory before a server writes them (a write per query would cost more than the query). */
-const FLUSH_DELAY_MS = 1000;
+/**
+ * How long counts wait in memory before a server writes them: a write per query would cost more
+ * than the query, and a team server of twenty repositories writes twenty files (each under a lock,
+ * through a temporary file) per period. One-shot commands write theirs as they exit.
+ */
+const FLUSH_DELAY_MS = 5000;
 
 /**
  * Seed 003's counters as a process gathers them: queries, hits (a search with at least one result),
- * misses, last query time. Counts gather in memory and are added to the store's at most once a
- * second, and before the process exits (`beforeExit`, which lets a database write finish; `exit`
+ * misses, last query time. Counts gather in memory and are added to the store's at most every five
+ * seconds, and before the process exits (`beforeExit`, which lets a database write finish; `exit`
  * for a store that writes synchronously), so concurrent processes each add their own.
  */
 export class Analytics {
