@@ -176,6 +176,9 @@ async function runCall(call: CallFrame, socket: Socket, server: ServerEngine, ru
       engineFor,
       signal: abort.signal,
     });
+    // A command on its own writes its query counts as it exits: so does the daemon's answer to it,
+    // or a command run on its own right after would report counts without this one's.
+    await server.engine.analytics.flush();
     reply(socket, { t: 'exit', code }, true);
   } finally {
     for (const [name, value] of saved) setEnv(name, value);
