@@ -175,8 +175,9 @@ export interface BundleOptions {
 }
 
 /** Default and largest line budget of a bundle. */
-/** How long a read with no index to answer from waits for another process's first build of it. */
+/** How long a read with no index to answer from waits for another process's first build of it, and how often it looks. */
 const FIRST_BUILD_WAIT_MS = 120_000;
+const FIRST_BUILD_POLL_MS = 50;
 
 export const DEFAULT_BUNDLE_LINES = 400;
 export const MAX_BUNDLE_LINES = 4000;
@@ -727,8 +728,9 @@ export class Engine {
   /**
    * There is no index to read, and one may be being built: by this engine (another request's
    * first search, which this one joins rather than failing for lack of an index), or by another
-   * process (waited for, up to FIRST_BUILD_WAIT_MS, then LOCKED naming it). The index that build
-   * left, or undefined when none was running or it left none (it failed): the caller builds.
+   * process (waited for until it has committed an index, even a partial one, which the answer then
+   * says it is; up to FIRST_BUILD_WAIT_MS, then LOCKED naming it). The index that build left, or
+   * undefined when none was running or it left none (it failed): the caller builds.
    */
   private async afterRunningBuild(): Promise<IndexView | undefined> {
     if (this.syncsUnderway > 0) {
@@ -736,9 +738,17 @@ export class Engine {
       const view = await this.usableView();
       if (view) return view;
     }
-    if (!(await this.store.syncRunning())) return undefined;
-    const lock = await this.store.lock({ waitMs: Math.max(FIRST_BUILD_WAIT_MS, this.options.lockWaitMs ?? 0) });
-    await lock.release();
+    const deadline = Date.now() + FIRST_BUILD_WAIT_MS;
+    while (await this.store.syncRunning()) {
+      const view = await this.usableView();
+      if (view) return view;
+      if (Date.now() >= deadline) {
+        // Throws LOCKED naming the holder, unless it finished this moment.
+        await (await this.store.lock()).release();
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, FIRST_BUILD_POLL_MS));
+    }
     return this.usableView();
   }
 

@@ -67,6 +67,13 @@ async function until<T>(what: string, ms: number, check: () => Promise<T | undef
 
 const backends = testBackends();
 
+/** A committed repository of `count` small modules, `src/<word>N.ts` each declaring `<word>NumberN`: big enough that its first build takes a while. */
+function numberedRepo(word: string, count: number): string {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) files[`src/${word}${i}.ts`] = `export function ${word}Number${i}(value: number): number {\n  return value * ${i} + ${i % 7};\n}\n`;
+  return committedRepo(files);
+}
+
 describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   const storeArgs = backend.spec.kind === 'postgres' ? ['--store', backend.spec.url] : [];
   let server: TeamServer;
@@ -275,9 +282,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   });
 
   it.skipIf(backend.missing !== undefined)('answers the searches that come while the first one builds the index, not only the first', async () => {
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 800; i++) files[`src/piece${i}.ts`] = `export function pieceNumber${i}(value: number): number {\n  return value * ${i} + ${i % 5};\n}\n`;
-    const repo = committedRepo(files);
+    const repo = numberedRepo('piece', 800);
     const id = (await server.request('/repos', { body: { root: repo } })).body.repo_id as string;
     registered.push(id);
     const first = server.request('/search', { body: { repo_id: id, query: 'pieceNumber1' } });
@@ -295,9 +300,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   });
 
   it.skipIf(backend.missing !== undefined)("answers one repository's searches while another rebuilds its index", async () => {
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 1500; i++) files[`src/part${i}.ts`] = `export function partNumber${i}(value: number): number {\n  return value * ${i} + ${i % 7};\n}\n`;
-    const big = committedRepo(files);
+    const big = numberedRepo('part', 1500);
     const bigId = (await server.request('/repos', { body: { root: big } })).body.repo_id as string;
     registered.push(bigId);
     await server.request('/index/run', { body: { repo_id: repoId } });
