@@ -24,7 +24,7 @@ import { type Candidate, type SoftError, byPath } from '../scan/walker.js';
 import type { Catalog, IndexStore, IndexView } from '../store/backend.js';
 import { splitLines } from '../text/normalize.js';
 import { queryTerms } from '../text/tokenizer.js';
-import { pathRoleWeight } from '../search/search.js';
+import { pathRoleWeigher } from '../search/search.js';
 import { bm25Idf, bm25Norm, bm25Weight } from '../search/scoring.js';
 import { type Changes, changeCount, detectChanges, gitDirty, sameControls, usesGit, walkChanges } from './changes.js';
 import { ChunkIdAllocator, identityKey } from './chunk-ids.js';
@@ -436,12 +436,13 @@ function holdingWordsFirst(root: string, files: readonly Candidate[], words: rea
   }
   const idf = filesWith.map((count) => bm25Idf(files.length, count));
   const averageSize = sizeOf(files) / Math.max(1, files.length);
+  const roleWeight = pathRoleWeigher(counted);
   const weight = new Map<Candidate, number>();
   for (const [file, bits] of held) {
     const norm = bm25Norm(file.size, averageSize);
     let score = 0;
     for (let w = 0; w < counted.length; w++) if (bits & (1 << w)) score += bm25Weight(idf[w]!, 1, norm);
-    weight.set(file, score * pathRoleWeight(file.path, languageOf(file.path), counted));
+    weight.set(file, score * roleWeight(file.path, languageOf(file.path)));
   }
   return [...files].sort((a, b) => (weight.get(b) ?? 0) - (weight.get(a) ?? 0) || (weight.has(a) ? a.size - b.size : 0) || byPath(a, b));
 }

@@ -889,14 +889,16 @@ function roleWeights(terms: readonly string[], rank: RankingProfile): Float64Arr
 const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 'text']);
 
 /**
- * The role multiplier a search would give a file at `path` for a query of `terms`, by its path
- * and language alone (before an index has learned the repository's layout): what a first search
- * uses to choose which files to index first.
+ * The role multiplier a search for `terms` would give a file, by its path and language alone
+ * (before an index has learned the repository's layout): what a first search uses to choose
+ * which files to index first.
  */
-export function pathRoleWeight(path: string, language: string, terms: readonly string[], rank: RankingProfile = DEFAULT_RANKING): number {
-  const role = pathRole(path);
-  const settled = role === 'source' && PROSE.has(language) ? 'prose' : role;
-  return roleWeights(terms, rank)[ROLE_CODE.get(settled)!]!;
+export function pathRoleWeigher(terms: readonly string[], rank: RankingProfile = DEFAULT_RANKING): (path: string, language: string) => number {
+  const weights = roleWeights(terms, rank);
+  return (path, language) => {
+    const role = pathRole(path);
+    return weights[ROLE_CODE.get(role === 'source' && PROSE.has(language) ? 'prose' : role)!]!;
+  };
 }
 
 function popcount(v: number): number {
