@@ -174,11 +174,11 @@ export interface BundleOptions {
   readonly include_tests?: boolean | undefined;
 }
 
-/** Default and largest line budget of a bundle. */
 /** How long a read with no index to answer from waits for another process's first build of it, and how often it looks. */
 const FIRST_BUILD_WAIT_MS = 120_000;
 const FIRST_BUILD_POLL_MS = 50;
 
+/** Default and largest line budget of a bundle. */
 export const DEFAULT_BUNDLE_LINES = 400;
 export const MAX_BUNDLE_LINES = 4000;
 
