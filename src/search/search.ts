@@ -4,7 +4,7 @@ import type { ChunkVectors, IndexView } from '../store/backend.js';
 import type { Language } from '../scan/language.js';
 import { tokenize, wordForms } from '../text/tokenizer.js';
 import { GENERATED_MARK, HISTORY_FIELD, NAME_FIELD, PATH_FIELD } from '../index/fields.js';
-import { pathRole } from '../scan/file-role.js';
+import { type PathRole, pathRole } from '../scan/file-role.js';
 import { layoutReader } from '../scan/layout.js';
 import { globMatcher } from '../scan/glob.js';
 import { isTestPath } from '../scan/test-paths.js';
@@ -841,8 +841,8 @@ class FileRoles {
 
   private work(file: number): number {
     const path = this.view.filePath(file);
-    const role = pathRole(path, this.declared?.(path));
-    const settled = role === 'source' && PROSE.has(this.view.fileLanguage(file)) ? 'prose' : role === 'source' && this.marked.has(file) ? 'generated' : role;
+    const role = byLanguage(pathRole(path, this.declared?.(path)), this.view.fileLanguage(file));
+    const settled = role === 'source' && this.marked.has(file) ? 'generated' : role;
     const code = ROLE_CODE.get(settled)!;
     this.codes[file] = code;
     return code;
@@ -888,6 +888,11 @@ function roleWeights(terms: readonly string[], rank: RankingProfile): Float64Arr
 
 const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 'text']);
 
+/** A path's role with its language considered: a prose or data file its path calls source is prose. */
+function byLanguage(role: PathRole, language: string): PathRole | 'prose' {
+  return role === 'source' && PROSE.has(language) ? 'prose' : role;
+}
+
 /**
  * The role multiplier a search for `terms` would give a file, by its path and language alone
  * (before an index has learned the repository's layout): what a first search uses to choose
@@ -895,10 +900,7 @@ const PROSE: ReadonlySet<string> = new Set(['markdown', 'json', 'yaml', 'toml', 
  */
 export function pathRoleWeigher(terms: readonly string[], rank: RankingProfile = DEFAULT_RANKING): (path: string, language: string) => number {
   const weights = roleWeights(terms, rank);
-  return (path, language) => {
-    const role = pathRole(path);
-    return weights[ROLE_CODE.get(role === 'source' && PROSE.has(language) ? 'prose' : role)!]!;
-  };
+  return (path, language) => weights[ROLE_CODE.get(byLanguage(pathRole(path), language))!]!;
 }
 
 function popcount(v: number): number {
