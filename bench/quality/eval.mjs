@@ -349,6 +349,22 @@ function cochangeRerank(dir, results, setting) {
 }
 
 /**
+ * A churn prior on repodex's files (an experiment: `CHURN=0.1` in a variant): each file's best
+ * score times 1 + weight × log2(1 + its recent commits), from `.repodex/history.json` (at most
+ * 16 commits a file). Files changed often are changed again: the version-history prior of bug
+ * localization (Wang and Lo, 2014).
+ */
+function churnRerank(dir, results, weight) {
+  if (!cochanges.has(dir)) cochanges.set(dir, cochangeFacts(dir));
+  const { changes } = cochanges.get(dir);
+  const best = new Map();
+  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const scored = [...best].map(([file, score], i) => ({ file, i, score: score * (1 + weight * Math.log2(1 + (changes.get(file) ?? 0))) }));
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.map((x) => x.file);
+}
+
+/**
  * `--first-search`: stop the sync a first search started to finish its partial index (`partial`),
  * and remove the index, so that the next search is a first search too.
  */
@@ -385,6 +401,8 @@ async function repodexRank(opts, dir, query, spec, exts) {
   delete env.IMPORTS;
   const cochange = env.COCHANGE;
   delete env.COCHANGE;
+  const churn = env.CHURN;
+  delete env.CHURN;
   // `{srcglob}` lets one variant restrict every repository to its own source extensions.
   const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
   const started = process.hrtime.bigint();
@@ -402,8 +420,9 @@ async function repodexRank(opts, dir, query, spec, exts) {
   for (const r of out.results) if (!files.includes(r.path)) files.push(r.path);
   if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
   if (cochange) files.splice(0, files.length, ...cochangeRerank(dir, out.results, cochange));
+  if (churn) files.splice(0, files.length, ...churnRerank(dir, out.results, Number(churn)));
   // The files of the results in answer order, one per result: what an agent reading the first five results sees.
-  const hits = imports || cochange ? files : out.results.map((r) => r.path);
+  const hits = imports || cochange || churn ? files : out.results.map((r) => r.path);
   return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null, partial: out.freshness?.partial !== undefined };
 }
 
