@@ -61,7 +61,7 @@ const SRC_BM25_VARIANT = 'bm25src';
 /** Languages of the repositories, for the per-task-type report. */
 const LANGUAGE = {
   trpc: 'TypeScript', 'svelte-kit': 'TypeScript', nuxt: 'TypeScript', unocss: 'TypeScript', astro: 'TypeScript',
-  poetry: 'Python', httpx: 'Python', click: 'Python', fzf: 'Go', ripgrep: 'Rust', jsoup: 'Java',
+  poetry: 'Python', httpx: 'Python', click: 'Python', fzf: 'Go', gin: 'Go', cobra: 'Go', ripgrep: 'Rust', jsoup: 'Java',
   express: 'JavaScript', eslint: 'JavaScript', karma: 'JavaScript', 'commons-lang': 'Java', mockito: 'Java',
 };
 /** Weight of test files in the baselines: the default ranking profile's test weight (src/search/ranking.ts). */

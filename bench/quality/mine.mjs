@@ -57,6 +57,11 @@ export const REPOS = [
     ['httpx', 'https://github.com/encode/httpx', 'ae1b9f66238f75ced3ced5e4485408435de10768'],
     ['click', 'https://github.com/pallets/click', '2c8cd3ac958a7eb316d67f2d316c27086c4c0369'],
   ].map(([name, url, head]) => ({ name, url, head, exts: ['py', 'pyi'], fixesOnly: true })),
+  // Two Go libraries beside fzf, so Go is measured on more than a dozen tasks a half: fix commits only.
+  ...[
+    ['gin', 'https://github.com/gin-gonic/gin', 'dcaa4296d111981ffb31ac3eba90bb63e1eb5ab9'],
+    ['cobra', 'https://github.com/spf13/cobra', 'adbc8813901bba65827259daa8e22ff94ec1f30e'],
+  ].map(([name, url, head]) => ({ name, url, head, exts: ['go'], fixesOnly: true })),
   // TypeScript monorepos with docs sites, benchmarks, project templates, examples and playgrounds
   // beside their packages, where a short fix description has to find the package's source among
   // them. Only fix commits (`fix:`, `fix(scope):`, "Fix …"), the kind of task agents get most.
