@@ -17,6 +17,8 @@ const TEMPLATE_DIR = /(^|\/)(templates?|templates?-[^/]+)\//i;
 const DOCS_DIR = /(^|\/)(docs?|documentation|website|\.changeset|\.github)\//i;
 /** Release notes: each line a past change's description, which a query about a change matches word for word. */
 const RELEASE_NOTES = /(^|\/)(change-?log|changes|history|releases?|release-notes)(\.(md|markdown|txt|rst|adoc))?$/i;
+/** Lists of people (AUTHORS, CONTRIBUTORS): some name each person's changes, and no change is made in them. */
+const PEOPLE_LISTS = /(^|\/)(authors|contributors|credits|maintainers|thanks|backers)(\.(md|markdown|txt|rst|adoc))?$/i;
 
 /**
  * The role of a path (tests first: a test under examples/ is a test); `declared` is what the
@@ -30,7 +32,7 @@ export function pathRole(path: string, declared?: LayoutRole | 'source'): PathRo
   if (EXAMPLE_DIR.test(path)) return 'example';
   if (BENCH_DIR.test(path)) return 'bench';
   if (TEMPLATE_DIR.test(path)) return 'template';
-  if (DOCS_DIR.test(path) || RELEASE_NOTES.test(path)) return 'docs';
+  if (DOCS_DIR.test(path) || RELEASE_NOTES.test(path) || PEOPLE_LISTS.test(path)) return 'docs';
   return 'source';
 }
 

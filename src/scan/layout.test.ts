@@ -99,6 +99,9 @@ describe('learnLayout', () => {
     expect(pathRole('packages/kit/CHANGELOG.md')).toBe('docs');
     expect(pathRole('.changeset/quiet-dogs-run.md')).toBe('docs');
     expect(pathRole('HISTORY.rst')).toBe('docs');
+    expect(pathRole('AUTHORS.md')).toBe('docs');
+    expect(pathRole('MAINTAINERS')).toBe('docs');
+    expect(pathRole('src/authors.ts')).toBe('source');
     expect(pathRole('.github/PULL_REQUEST_TEMPLATE.md')).toBe('docs');
     expect(pathRole('src/history.ts')).toBe('source');
     expect(pathRole('docs/guide/plugin.ts', 'source')).toBe('source');
