@@ -192,8 +192,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       scoreForms(state, forms, lists.forms, rank.forms);
       addFieldBoost(state, lists.path, rank.path);
       addFieldBoost(state, lists.name, rank.name);
-      const pastSubjects = historyScores(view, lists.history, rank.history);
-      applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, pastSubjects, files);
+      applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, lists.history, files);
     }
     const similarity = query.mode === 'hybrid' ? await fuse(state, query, query.semantic!, rank) : undefined;
     ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK, rank.distinct);
@@ -615,7 +614,7 @@ function applyFileSignals(
   roles: FileRoles,
   weights: Float64Array,
   mentioned: ReadonlySet<number>,
-  pastSubjects: ReadonlyMap<number, number>,
+  history: readonly (PostingList | undefined)[],
   files: FileScratch,
 ): void {
   const { masks, scores, touched, view } = state;
@@ -625,7 +624,7 @@ function applyFileSignals(
     const id = touched[i]!;
     fileMask[chunkFile[id]!]! |= masks[id]!;
   }
-  for (const [file, score] of pastSubjects) if (fileMask[file] !== 0) files.add[file] = score;
+  addHistory(view, history, rank.history, fileMask, files.add);
   const mentions = rank.mention > 0 && mentioned.size > 0;
   // The coverage factor of a file matching k of the query's terms, for every k.
   const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, rank.coord));
@@ -650,22 +649,24 @@ function applyFileSignals(
 }
 
 /**
- * The history field per file: weight × idf (over files) of each query term in the file's recent
- * commit subjects. It refines candidates (chunks that match content), never adds any.
+ * The history field, added to `add` for each candidate file (a non-zero `fileMask`): weight × idf
+ * (over files) of each query term in the file's recent commit subjects. It refines candidates
+ * (chunks that match content), never adds any. A file's first chunk alone holds the field, so
+ * each list names a file at most once.
  */
-function historyScores(view: IndexView, lists: readonly (PostingList | undefined)[], weight: number): Map<number, number> {
-  const out = new Map<number, number>();
-  if (weight === 0) return out;
+function addHistory(view: IndexView, lists: readonly (PostingList | undefined)[], weight: number, fileMask: Uint32Array, add: Float64Array): void {
+  if (weight === 0) return;
   const files = Math.max(1, view.stats.fileCount);
+  const docFile = view.docFile;
   for (const list of lists) {
     if (!list) continue;
     const boost = weight * bm25Idf(files, list.df);
-    for (const doc of list.docs) {
-      const file = view.docFile[doc]!;
-      out.set(file, (out.get(file) ?? 0) + boost);
+    const docs = list.docs;
+    for (let i = 0; i < docs.length; i++) {
+      const file = docFile[docs[i]!]!;
+      if (fileMask[file] !== 0) add[file]! += boost;
     }
   }
-  return out;
 }
 
 /** What `explain` needs to say which signals moved a chunk. */

@@ -17,7 +17,7 @@ export function selectTop(candidates: Uint32Array, count: number, scores: Float6
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!worse(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      swap(heap, i, parent);
       i = parent;
     }
   };
@@ -29,7 +29,7 @@ export function selectTop(candidates: Uint32Array, count: number, scores: Float6
       if (l < heap.length && worse(heap[l]!, heap[m]!)) m = l;
       if (r < heap.length && worse(heap[r]!, heap[m]!)) m = r;
       if (m === i) return;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      swap(heap, i, m);
       i = m;
     }
   };
@@ -44,4 +44,11 @@ export function selectTop(candidates: Uint32Array, count: number, scores: Float6
     }
   }
   return heap.sort((a, b) => (before(scores, order, a, b) ? -1 : 1));
+}
+
+/** Swap two entries in place (a destructuring swap allocates an array per swap where V8 does not optimize it away). */
+function swap(heap: number[], a: number, b: number): void {
+  const kept = heap[a]!;
+  heap[a] = heap[b]!;
+  heap[b] = kept;
 }
