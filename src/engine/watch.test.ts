@@ -1,8 +1,9 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeRepo } from '../../test/helpers.js';
-import { RepoWatcher } from './watch.js';
+import type { Engine } from './engine.js';
+import { RepoWatcher, WatchLoop } from './watch.js';
 
 const watchers: RepoWatcher[] = [];
 afterEach(async () => {
@@ -53,5 +54,73 @@ describe.skipIf(process.platform !== 'linux')('RepoWatcher.syncToNow (the freshn
     expect(proved).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 50)); // cookies of rounds that timed out are removed off the thread
     expect(cookies()).toHaveLength(1);
+  });
+});
+
+/** A watcher that reports `events` relevant changes at once, and an engine that counts its syncs. */
+function loopOver(debounceMs: number): { change(events: number): void; syncs: () => number; loop: WatchLoop } {
+  let pending = 0;
+  let syncs = 0;
+  const listeners = new Set<() => void>();
+  const watcher = {
+    get pending() {
+      return pending;
+    },
+    onChange(listener: () => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  } as unknown as RepoWatcher;
+  const engine = {
+    async sync() {
+      syncs++;
+      pending = 0;
+      return {};
+    },
+  } as unknown as Engine;
+  const loop = new WatchLoop(engine, watcher, debounceMs);
+  return {
+    change(events) {
+      pending += events;
+      for (const listener of listeners) listener();
+    },
+    syncs: () => syncs,
+    loop,
+  };
+}
+
+describe('WatchLoop: how long it waits', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('re-indexes a save or two after a tenth of the debounce period, a flood after all of it', async () => {
+    vi.useFakeTimers();
+    const save = loopOver(500);
+    save.change(3); // an editor's atomic save: a temporary file written, then renamed
+    await vi.advanceTimersByTimeAsync(49);
+    expect(save.syncs()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(save.syncs()).toBe(1);
+    await save.loop.stop();
+
+    const flood = loopOver(500);
+    for (let i = 0; i < 10; i++) flood.change(20); // a branch checkout: 200 files
+    await vi.advanceTimersByTimeAsync(499);
+    expect(flood.syncs()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(flood.syncs()).toBe(1);
+    await flood.loop.stop();
+  });
+
+  it('re-indexes a flood that never stops after ten debounce periods', async () => {
+    vi.useFakeTimers();
+    const flood = loopOver(100);
+    for (let t = 0; t < 999 && flood.syncs() === 0; t += 20) {
+      flood.change(20);
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    expect(flood.syncs()).toBe(1);
+    await flood.loop.stop();
   });
 });

@@ -516,9 +516,20 @@ export interface WatchLoopEvents {
 const MAX_WAIT_PERIODS = 10;
 
 /**
+ * At most this many relevant events since the last sync are a save or two (an editor's atomic
+ * save is three or four: a temporary file written, then renamed); more are a flood.
+ */
+const FEW_EVENTS = 16;
+
+/** A save or two waits this share of the debounce period: an edit is searchable within a fraction of a second. */
+const FEW_EVENTS_SHARE = 0.1;
+
+/**
  * Re-indexes a repository as it changes (seed 001 §2.7): relevant watcher events start a timer
- * that restarts with every further event, so a flood (a branch checkout) becomes one sync once
- * events have been quiet for `debounceMs` (and never waits more than ten periods). One sync runs
+ * that restarts with every further event. The quiet period adapts to what is changing: a save or
+ * two (at most FEW_EVENTS events) re-indexes once events have been quiet for a tenth of
+ * `debounceMs`; a flood (a branch checkout, a formatter run over the tree) waits the whole
+ * `debounceMs`, so it becomes one sync (and never waits more than ten periods). One sync runs
  * at a time; changes that arrive while it runs are picked up by the next one. Each sync reads
  * only what changed (the engine's incremental sync).
  */
@@ -553,7 +564,8 @@ export class WatchLoop {
     if (this.timer === undefined) this.firstPending = now;
     else clearTimeout(this.timer);
     const waited = now - this.firstPending;
-    const delay = Math.max(0, Math.min(this.debounceMs, this.debounceMs * MAX_WAIT_PERIODS - waited));
+    const quiet = this.watcher.pending <= FEW_EVENTS ? Math.round(this.debounceMs * FEW_EVENTS_SHARE) : this.debounceMs;
+    const delay = Math.max(0, Math.min(quiet, this.debounceMs * MAX_WAIT_PERIODS - waited));
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.fire();

@@ -441,7 +441,7 @@ describe('serve --stdio: the same freshness policy as the CLI', () => {
   it('--watch re-indexes in the background: requests meanwhile answer at once, with a warning, then see the change', async () => {
     const root = sampleRepo();
     syncRepo(root);
-    const session = serve(root, ['--watch', '--debounce-ms', '300']);
+    const session = serve(root, ['--watch', '--debounce-ms', '3000']);
     expect((await session.request({ op: 'status' })).data).toMatchObject({ state: 'ready' });
     writeFileSync(join(root, 'src', 'quokka-telemetry.ts'), 'export function sendQuokkaTelemetry(): void {}\n');
     const during = (await session.request({ op: 'search', q: 'quokka telemetry' })).data as SearchReport;
