@@ -113,9 +113,19 @@ async function readKept(control: ControlPlane): Promise<History | undefined> {
     return undefined; // unreadable: read from git
   }
   if (!bytes) return undefined;
+  if (lastKept?.bytes.equals(bytes)) return lastKept.history;
   const kept = decodeKept(bytes);
-  return typeof kept === 'string' ? undefined : kept;
+  if (typeof kept === 'string') return undefined;
+  lastKept = { bytes, history: kept };
+  return kept;
 }
+
+/**
+ * The kept history this process read last, with its bytes: a watching server syncs on every save,
+ * and each sync would otherwise check and parse the same file again (28 ms on kafka). Histories
+ * are never changed once made, so sharing it is safe.
+ */
+let lastKept: { readonly bytes: Buffer; readonly history: History } | undefined;
 
 /** The kept history in `bytes`; `older` for a file without a checksum (an older version's), else why it is damaged. */
 function decodeKept(bytes: Buffer): History | 'older' | string {
