@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { ChunkParams } from '../chunk/chunker.js';
+import { largeBuildStarting } from '../core/batch-memory.js';
 import { bundledScript } from '../core/bundled.js';
 import { RepodexError } from '../core/errors.js';
 import { grammarsOf } from '../lang/index.js';
@@ -64,6 +65,7 @@ export async function createParser(params: ChunkParams, languages: readonly Lang
   }
   // Loaded here, not at startup: only a sync with enough to parse needs threads.
   const { Worker } = await import('node:worker_threads');
+  largeBuildStarting();
   const pool = new PoolParser(Worker, script, workers, params);
   if (languages) pool.share(languages);
   else pool.startNow();
