@@ -155,6 +155,15 @@ describe('redactSecrets', () => {
     }
   });
 
+  it('answers a string again the same way, and redacts a credential every time it comes', () => {
+    // The second call of each is answered from what the first found (clean short strings are kept).
+    for (const text of ['query', 'repo_id', 'where is the config loaded']) expect([redactSecrets(text), redactSecrets(text)]).toEqual([text, text]);
+    const value = TOKEN_SHAPES['github-classic']();
+    const first = redactSecrets(value);
+    expect(first).toContain('[REDACTED:');
+    expect(redactSecrets(value)).toBe(first);
+  });
+
   it('leaves text without credentials alone', () => {
     for (const text of ['where is the config loaded', 'rotate CI token (see #42)', 'const key = process.env.API_KEY', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==']) {
       expect(redactSecrets(text)).toBe(text);

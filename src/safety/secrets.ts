@@ -213,6 +213,23 @@ export const REDACTION_MARKER = /\[REDACTED:[^\]\s]+\]/g;
  * and a credential found in joined literals or decoded base64 takes its whole source run with it.
  */
 export function redactSecrets(text: string): string {
+  if (text.length > CLEAN_KEPT_CHARS) return redact(text);
+  if (cleanStrings.get(text)) return text;
+  const out = redact(text);
+  if (out === text) cleanStrings.set(text, true);
+  return out;
+}
+
+/**
+ * Short strings the rules found nothing in, kept: a server redacts every request's argument names
+ * and values for its audit log, and most of them (`repo_id`, `query`, the repository ids) are the
+ * same few strings again and again. The rules cannot change while a process runs. A string with a
+ * credential in it is never kept, so this holds nothing the audit log may not.
+ */
+const cleanStrings = new RecentMap<string, true>(4096);
+const CLEAN_KEPT_CHARS = 256;
+
+function redact(text: string): string {
   const spans = synchronousMatches(text, undefined, false, true).map((span) =>
     span.rule.endsWith('private-key-end') ? { ...span, start: keyStart(text, span.start) } : { ...span, end: span.rule.endsWith('private-key') ? keyEnd(text, span.end) : tokenEnd(text, span.end) },
   );
