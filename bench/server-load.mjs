@@ -11,7 +11,7 @@
 // its request log), every failed request, the server's RSS, and where the CPU went (server,
 // database, this load generator). Bounded: exactly --seconds of load and at most --max-requests.
 // Usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--warmup-seconds 10] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,9 +25,11 @@ import { newestMtime } from './baseline.mjs';
 import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail, withClient } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--warmup-seconds 10] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
 --profile DIR: the server writes CPU profiles of its threads there (a folder per store), for a profiler.
 --quiet-seconds N: first the same load for N seconds with nothing re-indexing, to compare with.
+--warmup-seconds N: before any timed phase, the same load for N seconds, not counted: a freshly
+  started server compiles its hot code in the background for its first few seconds of load.
 CORPUS: git checkouts (or --corpora FILE, one path a line); each store gets private clones of them.
 --pg / --citus name databases that hold nothing else: their repodex tables are emptied first.`;
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -63,6 +65,7 @@ function parseCommandLine() {
       seconds: { type: 'string' },
       'max-requests': { type: 'string' },
       'quiet-seconds': { type: 'string' },
+      'warmup-seconds': { type: 'string' },
       reindex: { type: 'string' },
       'sync-threads': { type: 'string' },
       'answer-threads': { type: 'string' },
@@ -102,6 +105,7 @@ function parseCommandLine() {
     clients: whole('clients', 16, 1),
     seconds: whole('seconds', 60, 1),
     quietSeconds: whole('quiet-seconds', 0, 0),
+    warmupSeconds: whole('warmup-seconds', 10, 0),
     maxRequests: whole('max-requests', 200_000, 1),
     syncThreads: whole('sync-threads', 2, 1),
     answerThreads: values['answer-threads'] === undefined ? null : whole('answer-threads', 1, 0),
@@ -460,6 +464,10 @@ async function runStore(store, corpora, options, scratch) {
         for (const hit of answer.json.results) remember(repo, hit.chunk_id);
       }
     }
+    if (options.warmupSeconds > 0) {
+      log(`${store.name}: ${options.clients} clients for ${options.warmupSeconds} s to warm the server up (not counted)`);
+      await timedPhase(store, server, client, repos, { ...options, seconds: options.warmupSeconds, reindex: [] });
+    }
     result.rss_after_warmup = memory(server.pid);
 
     if (options.quietSeconds > 0) {
@@ -644,7 +652,7 @@ function report(results, corpora, options, machine, commit) {
   const totalFiles = corpora.reduce((sum, corpus) => sum + corpus.files, 0);
   write(`team server under load, ${corpora.length} repositories (${totalFiles.toLocaleString('en-US')} files with indexed extensions), ${options.clients} clients × ${options.seconds} s, ${options.reindex.join(' and ')} re-indexing (force) throughout${options.quietSeconds > 0 ? ` (after ${options.quietSeconds} s of the same load with nothing re-indexing)` : ''}`);
   write(`commit ${commit}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${describeMachine(machine)}`);
-  write(`server: serve --http --rate-limit 0 --sync-threads ${options.syncThreads} ${options.answerThreads === null ? `(answer threads: the server's default, ${Math.max(1, Math.min(4, os.availableParallelism() - 1))} here)` : `--answer-threads ${options.answerThreads}`}; lexical index (embeddings off in every clone); clients: ${options.clients} keep-alive HTTP connections from this one Node process, no think time; mix ${Math.round(MIX.search * 100)}% search (top_k 10), ${Math.round(MIX.fetch * 100)}% fetch (one chunk id from an earlier answer), ${Math.round((1 - MIX.search - MIX.fetch) * 100)}% outline; uniform over repositories`);
+  write(`server: serve --http --rate-limit 0 --sync-threads ${options.syncThreads} ${options.answerThreads === null ? `(answer threads: the server's default, ${Math.max(1, Math.min(4, os.availableParallelism() - 1))} here)` : `--answer-threads ${options.answerThreads}`}; lexical index (embeddings off in every clone); clients: ${options.clients} keep-alive HTTP connections from this one Node process, no think time; mix ${Math.round(MIX.search * 100)}% search (top_k 10), ${Math.round(MIX.fetch * 100)}% fetch (one chunk id from an earlier answer), ${Math.round((1 - MIX.search - MIX.fetch) * 100)}% outline; uniform over repositories; ${options.warmupSeconds > 0 ? `the first ${options.warmupSeconds} s of this load warmed the server up and are not counted` : 'no warm-up'}`);
   write();
   const ok = results.filter((result) => result.phase);
   // Each store's timed phase, after its quiet one when there was one.
@@ -669,7 +677,7 @@ function report(results, corpora, options, machine, commit) {
       first && result.db_bytes !== undefined ? formatBytes(result.db_bytes) : first ? '—' : '',
     ];
   });
-  write(renderTable(['store', 'index all', 'throughput', 'requests', 'errors', 're-index runs (median)', 'RSS before load', 'RSS peak in load', 'VmHWM at end', 'database size'], rows, ['l', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'r', 'r']));
+  write(renderTable(['store', 'index all', 'throughput', 'requests', 'errors', 're-index runs (median)', 'RSS before timed load', 'RSS peak in load', 'VmHWM at end', 'database size'], rows, ['l', 'r', 'r', 'r', 'r', 'l', 'r', 'r', 'r', 'r']));
   write();
   const latencyRows = [];
   for (const { phase, label } of phases) {
