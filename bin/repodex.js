@@ -13,5 +13,5 @@ if (!existsSync(fileURLToPath(entry))) {
 const args = process.argv.slice(2);
 const handled =
   process.env.REPODEX_DAEMON === '0' ? undefined : await (await import(new URL('../dist/daemon-client.js', import.meta.url).href)).callDaemon(args, fileURLToPath(entry));
-if (handled === undefined) await import(entry.href);
+if (handled === undefined) (await import(entry.href)).main(args);
 else process.exitCode = handled;

@@ -19,6 +19,7 @@ import type { ToolNaming } from '../mcp/server.js';
 type McpModule = typeof McpServerModule;
 type HttpModule = typeof HttpServerModule;
 import { bundledScript } from '../../core/bundled.js';
+import { importModule } from '../../core/import-module.js';
 import {
   humanSafe,
   printAudit,
@@ -940,13 +941,13 @@ function reportError(error: unknown, json: boolean, io: CliIo): number {
  */
 async function loadMcp(): Promise<McpModule> {
   const bundled = bundledScript('mcp-server.js');
-  const specifier = bundled ? bundled.href : '../mcp/server.js'; // a variable: the CLI bundle does not pull it in
-  return (await import(specifier)) as McpModule;
+  const source = '../mcp/server.js'; // a variable: the CLI bundle does not pull it in
+  return (await (bundled ? importModule(bundled.href) : import(source))) as McpModule;
 }
 
 /** The team server module, loaded only by `serve --http` (dist/http-server.js; from sources, the module itself). */
 async function loadHttp(): Promise<HttpModule> {
   const bundled = bundledScript('http-server.js');
-  const specifier = bundled ? bundled.href : '../http/main.js';
-  return (await import(specifier)) as HttpModule;
+  const source = '../http/main.js';
+  return (await (bundled ? importModule(bundled.href) : import(source))) as HttpModule;
 }
