@@ -42,7 +42,7 @@ try {
   git('commit', '-qm', 'Route requests and cache values');
 
   // The index is built by a process of its own: parsing switches a V8 flag off and on again, and
-  // V8 refuses a cache made after any flag was set (see loader.ts's withBaselineCompiler).
+  // V8 refuses a cache made after any flag was set (see withBaselineCompiler in src/lang/loader.ts).
   execFileSync(process.execPath, [fileURLToPath(new URL('../bin/repodex.js', import.meta.url)), 'sync', '--root', root], { stdio: 'ignore', env: { ...process.env, REPODEX_DAEMON: '0' } });
   const compiled = compileCli(dist, false);
   const sink = () => Object.assign(new Writable({ write: (_chunk, _encoding, done) => done() }), { isTTY: false, columns: 100 });
