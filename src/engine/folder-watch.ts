@@ -1,4 +1,4 @@
-import { type FSWatcher, lstatSync, readdirSync, watch } from 'node:fs';
+import { type FSWatcher, lstatSync, readFileSync, readdirSync, watch } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
 import { lstatIfExists } from '../core/stat.js';
@@ -17,6 +17,46 @@ export interface FolderWatchOptions {
   readonly onEvent: (event: FolderEvent) => void;
   /** Watching stopped working (no inotify watches left, say): events may be missed from now on. */
   readonly onError: (error: Error) => void;
+}
+
+/**
+ * Every folder watch of a process shares the event loop's one inotify queue, and the kernel drops
+ * events (silently, as far as Node tells) once more are waiting than it holds: a flood in one
+ * repository (a branch switch, a build) can drop another's events, which that repository's own
+ * count of events would never show. The loop takes every waiting event in one turn, so a turn
+ * that delivers this many says the queue may have overflowed, for every watch of the process.
+ */
+const BURST_EVENTS = Math.min(4096, Math.floor(queueCapacity() / 4));
+
+/** How many events the kernel queues for one inotify descriptor (/proc/sys/fs/inotify/max_queued_events). */
+function queueCapacity(): number {
+  try {
+    const value = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim());
+    return Number.isInteger(value) && value > 0 ? value : 16384;
+  } catch {
+    return 16384;
+  }
+}
+
+let eventsThisTurn = 0;
+let turnCounted = false;
+let bursts = 0;
+
+/** Count one raw event of any folder watch in this process, by turn of the event loop. */
+function countEvent(): void {
+  if (!turnCounted) {
+    turnCounted = true;
+    setImmediate(() => {
+      eventsThisTurn = 0;
+      turnCounted = false;
+    });
+  }
+  if (++eventsThisTurn === BURST_EVENTS) bursts++;
+}
+
+/** How many turns of the event loop so far delivered so many folder events that the shared queue may have overflowed (see BURST_EVENTS). */
+export function folderEventBursts(): number {
+  return bursts;
 }
 
 /**
@@ -101,6 +141,7 @@ export class FolderWatch {
   }
 
   private receive(dir: string, name: string | null): void {
+    countEvent();
     if (this.closed) return;
     if (name === null) {
       // The system could not name the entry: report the folder itself.

@@ -57,6 +57,24 @@ describe.skipIf(process.platform !== 'linux')('RepoWatcher.syncToNow (the freshn
   });
 });
 
+describe.skipIf(process.platform !== 'linux')('RepoWatcher.takeFlood', () => {
+  it("says so when a flood in another repository of the process may have overflowed the event queue they share, and not for a few edits", async () => {
+    const quiet = await watching();
+    const busy = await watching();
+    expect(quiet.watcher.takeFlood()).toBe(false);
+    // A few edits elsewhere: nothing to fear.
+    for (let i = 0; i < 10; i++) writeFileSync(join(busy.root, `src/few-${i}.ts`), `export const f${i} = ${i};\n`);
+    expect(await quiet.watcher.syncToNow()).toBe(true);
+    expect(await busy.watcher.syncToNow()).toBe(true);
+    expect(quiet.watcher.takeFlood()).toBe(false);
+    // Thousands of files written in one go (a checkout): their events reach the process in one turn.
+    for (let i = 0; i < 4500; i++) writeFileSync(join(busy.root, `src/many-${i}.ts`), `export const m${i} = ${i};\n`);
+    expect(await quiet.watcher.syncToNow()).toBe(true);
+    expect(quiet.watcher.takeFlood()).toBe(true);
+    expect(quiet.watcher.takeFlood()).toBe(false);
+  });
+});
+
 /** A watcher that reports `events` relevant changes at once, and an engine that counts its syncs. */
 function loopOver(debounceMs: number): { change(events: number): void; syncs: () => number; loop: WatchLoop } {
   let pending = 0;

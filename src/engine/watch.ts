@@ -12,7 +12,7 @@ import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type ChangeProbe, type TreeCheck, statProbe } from './probe.js';
 import { listDirOrEmpty, lstatIfExists, statIfExists } from '../core/stat.js';
-import { FolderWatch } from './folder-watch.js';
+import { FolderWatch, folderEventBursts } from './folder-watch.js';
 
 /** The events a watcher backend delivers: the absolute path of something created, changed or removed. */
 export interface WatchEvent {
@@ -26,6 +26,8 @@ export interface Subscription {
   unsubscribe(): Promise<void>;
   /** The rules changed: start watching the folders they now include (backends that watch per folder). */
   rescan?(): void;
+  /** For backends whose watches share one event queue in a process: how many times so far it may have overflowed (dropping anyone's events). */
+  bursts?(): number;
 }
 
 /** What a backend is asked to watch. */
@@ -74,6 +76,7 @@ export const folderSubscribe: Subscribe = async (root, onEvents, onError, option
       watch.close();
     },
     rescan: () => watch.rescan(),
+    bursts: folderEventBursts,
   };
 };
 
@@ -165,6 +168,8 @@ export class RepoWatcher {
   private cookieNext: Promise<boolean> | undefined;
   /** Raw events (relevant or not) since `takeFlood` last asked. */
   private rawEvents = 0;
+  /** The shared queue's count of possible overflows when `takeFlood` last asked (see Subscription.bursts). */
+  private burstsSeen = 0;
 
   constructor(
     private readonly root: string,
@@ -184,6 +189,7 @@ export class RepoWatcher {
       { ignore: ignoredFolders(), watchesDir: (rel) => this.watchesDir(rel) },
     );
     this.healthy = true;
+    this.burstsSeen = this.subscription.bursts?.() ?? 0;
     // The scope the backend consulted while subscribing was loaded before there was a
     // subscription to poll for: load it again, so its control files are polled from now on.
     this.scope = undefined;
@@ -288,10 +294,16 @@ export class RepoWatcher {
     }
   }
 
-  /** True when a flood of events arrived since the last call (see FLOOD_EVENTS); resets the count. */
+  /**
+   * True when a flood of events arrived since the last call (see FLOOD_EVENTS), or the event queue
+   * this watcher shares with the process's other watchers may have overflowed meanwhile (a flood
+   * in another repository); resets both.
+   */
   takeFlood(): boolean {
-    const flood = this.rawEvents > FLOOD_EVENTS;
+    const bursts = this.subscription?.bursts?.() ?? 0;
+    const flood = this.rawEvents > FLOOD_EVENTS || bursts !== this.burstsSeen;
     this.rawEvents = 0;
+    this.burstsSeen = bursts;
     return flood;
   }
 
