@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isErrnoException } from './errors.js';
 
 /**
@@ -11,5 +12,14 @@ export function processExists(pid: number): boolean {
     return true;
   } catch (error) {
     return isErrnoException(error, 'EPERM');
+  }
+}
+
+/** A file under /proc as text, or undefined where there is none (not Linux, or the process is gone): the caller falls back. */
+export function readProcText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
   }
 }

@@ -1,6 +1,7 @@
-import { type FSWatcher, lstatSync, readFileSync, readdirSync, watch } from 'node:fs';
+import { type FSWatcher, lstatSync, readdirSync, watch } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../core/errors.js';
+import { readProcText } from '../core/process.js';
 import { lstatIfExists } from '../core/stat.js';
 
 /** A file event: the absolute path of something created, changed or removed. */
@@ -24,18 +25,14 @@ export interface FolderWatchOptions {
  * events (silently, as far as Node tells) once more are waiting than it holds: a flood in one
  * repository (a branch switch, a build) can drop another's events, which that repository's own
  * count of events would never show. The loop takes every waiting event in one turn, so a turn
- * that delivers this many says the queue may have overflowed, for every watch of the process.
+ * that delivers a quarter of what it holds says it may have overflowed, for every watch of the process.
  */
-const BURST_EVENTS = Math.min(4096, Math.floor(queueCapacity() / 4));
+let burstEvents: number | undefined;
 
-/** How many events the kernel queues for one inotify descriptor (/proc/sys/fs/inotify/max_queued_events). */
-function queueCapacity(): number {
-  try {
-    const value = Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim());
-    return Number.isInteger(value) && value > 0 ? value : 16384;
-  } catch {
-    return 16384;
-  }
+/** A quarter of the events the kernel queues for one inotify descriptor (fs.inotify.max_queued_events, 16384 by default), at most 4,096. */
+function burstThreshold(): number {
+  const capacity = Number(readProcText('/proc/sys/fs/inotify/max_queued_events')?.trim());
+  return Math.min(4096, Math.floor((Number.isInteger(capacity) && capacity > 0 ? capacity : 16384) / 4));
 }
 
 let eventsThisTurn = 0;
@@ -51,10 +48,12 @@ function countEvent(): void {
       turnCounted = false;
     });
   }
-  if (++eventsThisTurn === BURST_EVENTS) bursts++;
+  // Read on the first event, not at startup: most processes that load this never watch.
+  burstEvents ??= burstThreshold();
+  if (++eventsThisTurn === burstEvents) bursts++;
 }
 
-/** How many turns of the event loop so far delivered so many folder events that the shared queue may have overflowed (see BURST_EVENTS). */
+/** How many turns of the event loop so far delivered so many folder events that the shared queue may have overflowed (see burstThreshold). */
 export function folderEventBursts(): number {
   return bursts;
 }

@@ -3,7 +3,7 @@ import { linkSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
-import { processExists } from '../../core/process.js';
+import { processExists, readProcText } from '../../core/process.js';
 import { writeFileDurable } from '../../core/fs-atomic.js';
 import type { HeldLock, LockOwner } from '../backend.js';
 
@@ -20,14 +20,6 @@ interface LockRecord extends LockOwner {
 }
 
 const POLL_MS = 50;
-
-function readProcText(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined; // no /proc (not Linux) or the process is gone: the caller falls back
-  }
-}
 
 /** Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), undefined off Linux or when gone. */
 export function processStartTime(pid: number): number | undefined {
