@@ -9,6 +9,7 @@ import { drive } from './engine/sync-runner.js';
 import type { AnswerSettings, SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
 import { Engine } from './engine/engine.js';
 import { RecentMap } from './core/recent-map.js';
+import { type OutlineParser, outlineThread } from './engine/outline-thread.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
@@ -49,11 +50,14 @@ function progressTo(id: number): (event: SyncEvent) => void {
 const ENGINES_KEPT = 256;
 const engines = new RecentMap<string, Engine>(ENGINES_KEPT);
 
+/** Where this answer thread's engines outline large files: a thread of its own (see outline-thread.ts). */
+let outlines: OutlineParser | undefined;
+
 function engineFor(root: string, spec: StoreSpec, settings: AnswerSettings): Engine {
   const key = `${root}\0${JSON.stringify(spec)}\0${JSON.stringify(settings)}`;
   let engine = engines.get(key);
   if (!engine) {
-    engine = new Engine(root, openStore(root, spec), { autoIndex: false, ...(settings.ranking ? { ranking: settings.ranking } : {}), ...(settings.limits ? { limits: settings.limits } : {}) });
+    engine = new Engine(root, openStore(root, spec), { autoIndex: false, outlineParser: (outlines ??= outlineThread()), ...(settings.ranking ? { ranking: settings.ranking } : {}), ...(settings.limits ? { limits: settings.limits } : {}) });
     engines.set(key, engine);
   }
   return engine;

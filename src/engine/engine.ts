@@ -31,6 +31,7 @@ import { type FileList, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
 import { type PresentedHit, presentHits } from './present.js';
 import { type OutlineReport, outlineFile } from './outline.js';
+import type { OutlineParser } from './outline-thread.js';
 import { type ChangeProbe, type TreeCheck, statProbe } from './probe.js';
 import { type Freshness, type SemanticStatus, type StatusReport, computeStatus, ruleStaleness } from './status.js';
 import type { FirstAnswer, SyncEvent, SyncSummary } from './sync.js';
@@ -158,6 +159,11 @@ export interface EngineOptions {
    * freshness and talks to clients is not the one busy scoring.
    */
   readonly answerer?: Answerer;
+  /**
+   * Where an outline that needs a large file parsed is parsed (default: in this thread). A
+   * server's answer thread hands it to a thread of its own and answers other requests meanwhile.
+   */
+  readonly outlineParser?: OutlineParser | undefined;
   /**
    * A first search on a repository of at least `minBytes` of files answers after about
    * `budgetMs` from the files holding its words, marked partial (see FirstAnswer), and
@@ -829,7 +835,7 @@ export class Engine {
   private async answerOnce<J extends AnswerJob>(job: J): Promise<Answered<J>> {
     if (job.op === 'outline') {
       const view = await this.usableView();
-      return { data: await outlineFile(this.context(), view, job.path), generation: view?.meta.generation ?? null } as Answered<J>;
+      return { data: await outlineFile(this.context(), view, job.path, this.options.outlineParser), generation: view?.meta.generation ?? null } as Answered<J>;
     }
     // The other thread has just proved `job.generation` current: a view of it (or of a newer one) needs no asking.
     let view = this.cached && this.cached.view.meta.generation >= job.generation ? this.cached.view : await this.view();
@@ -885,7 +891,7 @@ export class Engine {
   async outline(path: string): Promise<OutlineReport> {
     // An answer thread loads the current view itself when its own was replaced (`answer`).
     if (this.options.answerer) return (await this.options.answerer.answer({ op: 'outline', path })).data;
-    return this.again(async () => outlineFile(this.context(), await this.usableView(), path));
+    return this.again(async () => outlineFile(this.context(), await this.usableView(), path, this.options.outlineParser));
   }
 
   /**

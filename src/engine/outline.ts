@@ -6,6 +6,13 @@ import { FEATURE_VERSION } from '../core/version.js';
 import type { RepoContext } from './context.js';
 import { diskRefusal, readLimitsOf, readRepoFile, scannedCleanHash } from './read-file.js';
 import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
+import type { OutlineParser } from './outline-thread.js';
+
+/**
+ * A file this long or longer that must be parsed to be outlined goes to `elsewhere` when given
+ * (about 30 ms of parsing and up; a 1 MB file takes a second).
+ */
+export const OUTLINE_ELSEWHERE_CHARS = 64 * 1024;
 
 /** The answer to `outline`: a file's declarations, or why it could not be read. */
 export type OutlineReport =
@@ -23,9 +30,10 @@ export type OutlineReport =
 
 /**
  * Outline of one file (seed 002 §10.3): from the index when the file is unchanged since the sync
- * that parsed it, else parsed now. Reads go through the same guard as `open`; nothing executes.
+ * that parsed it, else parsed now: a large file by `elsewhere` when given (a server's answer
+ * thread hands it to a thread of its own). Reads go through the same guard as `open`; nothing executes.
  */
-export async function outlineFile(ctx: RepoContext, view: IndexView | undefined, path: string): Promise<OutlineReport> {
+export async function outlineFile(ctx: RepoContext, view: IndexView | undefined, path: string, elsewhere?: OutlineParser): Promise<OutlineReport> {
   const checked = ctx.guard.check(path);
   if (!checked.ok) return diskRefusal({ path, blocked: checked.blocked, error: checked.reason, hint: checked.hint });
   const language = languageOf(checked.path);
@@ -47,7 +55,12 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
   }
   const read = await readRepoFile(ctx.guard, checked.path, readLimitsOf(ctx), view ? scannedCleanHash(view, checked.path) : undefined);
   if (!read.ok) return diskRefusal({ path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint });
-  await loadLanguages([language]);
-  const analysis = analyze(language, read.lines.join('\n'));
+  const text = read.lines.join('\n');
+  let analysis;
+  if (elsewhere && text.length >= OUTLINE_ELSEWHERE_CHARS) analysis = await elsewhere.analyze(language, text);
+  else {
+    await loadLanguages([language]);
+    analysis = analyze(language, text);
+  }
   return { path: read.path, language, parsed: analysis.ok, source: 'parse', symbols: analysis.symbols, blocked: false };
 }

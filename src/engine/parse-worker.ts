@@ -3,6 +3,7 @@ import type { ChunkParams } from '../chunk/chunker.js';
 import { packParse } from '../index/parse-record.js';
 import type { Language } from '../scan/language.js';
 import { type ParseOutcome, parseText, warmUp } from './prepare-file.js';
+import { type Analysis, analyze, loadLanguages } from '../lang/index.js';
 
 /** A batch of texts for one worker to chunk, and its answer. */
 export interface ParseRequest {
@@ -15,16 +16,30 @@ export interface WarmRequest {
   readonly warm: readonly Language[];
 }
 
+/** One file to outline (a server's answer thread hands over large ones), and its answer. */
+export interface OutlineRequest {
+  readonly outline: { readonly id: number; readonly language: Language; readonly text: string };
+}
+export type OutlineResponse = { readonly id: number; readonly analysis: Analysis } | { readonly id: number; readonly error: string };
+
 /** Parse outcomes by task index. */
 export interface ParseResponse {
   readonly results: readonly { readonly index: number; readonly outcome: ParseOutcome }[];
 }
 
-// Runs in a worker thread: parses and chunks batches of texts for a sync. Each worker loads its
-// own grammars: tree-sitter state lives per thread.
+// Runs in a worker thread: parses and chunks batches of texts for a sync, or outlines files for a
+// server's answer thread (see outline-thread.ts). Each worker loads its own grammars: tree-sitter
+// state lives per thread.
 const port = parentPort;
 if (port) {
-  port.on('message', (request: ParseRequest | WarmRequest) => {
+  port.on('message', (request: ParseRequest | WarmRequest | OutlineRequest) => {
+    if ('outline' in request) {
+      const { id, language, text } = request.outline;
+      loadLanguages([language])
+        .then(() => port.postMessage({ id, analysis: analyze(language, text) } satisfies OutlineResponse))
+        .catch((error: unknown) => port.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies OutlineResponse));
+      return;
+    }
     if ('warm' in request) {
       // A failure here shows again, and is reported, when a batch needs the same grammar.
       warmUp(request.warm).catch(() => undefined);

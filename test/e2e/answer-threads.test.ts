@@ -84,4 +84,34 @@ describe.skipIf(!existsSync(WORKER))('answer threads', () => {
     expect(fetched.generation).toBe(after.generation);
     expect(JSON.stringify(fetched.chunks)).toContain('dispatched');
   });
+
+  it('outline a large file the index has none for on a thread of their own, answering other reads meanwhile', async () => {
+    // Over the size a sync parses (MAX_PARSE_CHARS): the index keeps no outline, so each outline parses it.
+    const functions = Array.from({ length: 7000 }, (_, i) => `export function handler${i}(path: string): string {\n  return path + '${i}';\n}\n`);
+    writeFileSync(join(root, 'src/generated.ts'), functions.join(''));
+    await here.sync();
+    // One answer thread: with two, the searches would simply go to the other one.
+    const single = workerPool({ answers: 1, script: new URL(`file://${WORKER}`) });
+    const spec = { kind: 'fs' } as const;
+    const threaded = new Engine(root, openStore(root, spec), { autoIndex: true, answerer: single.answerer(root, spec, {})! });
+    const big = threaded.outline('src/generated.ts');
+    let outlineDone = false;
+    void big.then(() => (outlineDone = true));
+    // Searches asked one after another until the outline answers: they are answered while the other
+    // thread parses (here, 5 got in before the parse began when it ran on the answer thread; 462 with it elsewhere).
+    let answered = 0;
+    while (!outlineDone) {
+      const search = await threaded.search({ q: 'router match', top_k: 3 });
+      expect(search.results.length).toBeGreaterThan(0);
+      answered++;
+    }
+    expect(answered).toBeGreaterThanOrEqual(50);
+    const outlined = await big;
+    expect(outlined).toEqual(await here.outline('src/generated.ts'));
+    expect(outlined).toMatchObject({ source: 'parse', parsed: true });
+    expect('symbols' in outlined && outlined.symbols.length).toBe(7000);
+    // Asked again, the same answer (kept by content).
+    expect(await threaded.outline('src/generated.ts')).toEqual(outlined);
+    await single.close();
+  });
 });
