@@ -11,7 +11,7 @@
 // its request log), every failed request, the server's RSS, and where the CPU went (server,
 // database, this load generator). Bounded: exactly --seconds of load and at most --max-requests.
 // Usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--warmup-seconds 10] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+//        [--clients 16] [--seconds 60] [--quiet-seconds 0] [--warmup-seconds 10] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--trace DIR] [--keep] [--profile DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,10 @@ import { newestMtime } from './baseline.mjs';
 import { benchEnv, corpusSelection, createRng, describeMachine, formatBytes, formatMs, git, listCorpusFiles, machineInfo, renderTable, sampleQueries, summarize, tail, withClient } from './lib.mjs';
 
 const USAGE = `usage: node bench/server-load.mjs CORPUS… [--corpora FILE] [--pg URL] [--citus URL] [--stores fs,postgres,citus]
-       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--warmup-seconds 10] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--keep] [--profile DIR]
+       [--clients 16] [--seconds 60] [--quiet-seconds 0] [--warmup-seconds 10] [--max-requests 200000] [--reindex NAME,NAME] [--sync-threads 2] [--answer-threads N] [--seed 7] [--json out.json] [--trace DIR] [--keep] [--profile DIR]
+--trace DIR: every request of the timed phases, one JSON line each (ms since the phase began,
+  endpoint, repository, client ms, status), and every re-index run's start and end, in a file per
+  store and phase: to see which requests are slow, and when.
 --profile DIR: the server writes CPU profiles of its threads there (a folder per store), for a profiler.
 --quiet-seconds N: first the same load for N seconds with nothing re-indexing, to compare with.
 --warmup-seconds N: before any timed phase, the same load for N seconds, not counted: a freshly
@@ -73,6 +76,7 @@ function parseCommandLine() {
       json: { type: 'string' },
       keep: { type: 'boolean' },
       profile: { type: 'string' },
+      trace: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -114,6 +118,7 @@ function parseCommandLine() {
     json: values.json ?? null,
     keep: values.keep === true,
     profile: values.profile ? resolve(values.profile) : null,
+    trace: values.trace ? resolve(values.trace) : null,
   };
   for (const corpus of options.corpora) if (!existsSync(join(corpus, '.git'))) problems.push(`${corpus} is not a git checkout`);
   const names = options.corpora.map((corpus) => basename(corpus));
@@ -472,10 +477,10 @@ async function runStore(store, corpora, options, scratch) {
 
     if (options.quietSeconds > 0) {
       log(`${store.name}: ${options.clients} clients for ${options.quietSeconds} s, nothing re-indexing`);
-      result.quiet = await timedPhase(store, server, client, repos, { ...options, seconds: options.quietSeconds, reindex: [] });
+      result.quiet = await timedPhase(store, server, client, repos, { ...options, seconds: options.quietSeconds, reindex: [], traceAs: 'quiet' });
     }
     log(`${store.name}: ${options.clients} clients for ${options.seconds} s while ${options.reindex.join(' and ')} re-index`);
-    result.phase = await timedPhase(store, server, client, repos, options);
+    result.phase = await timedPhase(store, server, client, repos, { ...options, traceAs: 'reindex' });
     result.rss_end = memory(server.pid);
     result.repos = repos.map((repo) => ({ name: repo.name, repo_id: repo.repo_id, files: repo.index.files, chunks: repo.index.chunks, index_ms: repo.index.ms, index_errors: repo.index.errors, outline_files: repo.outlinePaths.length }));
   } catch (error) {
@@ -522,7 +527,9 @@ async function timedPhase(store, server, client, repos, options) {
   const started = performance.now();
   const deadline = started + options.seconds * 1000;
 
+  const trace = options.trace && options.traceAs ? [] : null;
   const record = (endpoint, answer, repo, what) => {
+    trace?.push({ t: Math.round(performance.now() - started - answer.ms), endpoint, repo: repo.name, ms: Math.round(answer.ms * 100) / 100, status: answer.status });
     if (answer.status === 200) {
       samples[endpoint].push(answer.ms);
       return true;
@@ -573,6 +580,7 @@ async function timedPhase(store, server, client, repos, options) {
     while (performance.now() < deadline) {
       const answer = await client.send('POST', '/hooks/push', { repo_id: repo.repo_id, force: true });
       const ended = performance.now();
+      trace?.push({ t: Math.round(ended - started - answer.ms), endpoint: 'reindex', repo: repo.name, ms: Math.round(answer.ms), status: answer.status });
       if (answer.status !== 200) {
         runs.failed.push(`${answer.status}: ${answer.text.slice(0, 300)}`);
         errors.push({ endpoint: 'reindex', status: answer.status, repo: repo.name, at_s: (ended - started) / 1000 });
@@ -595,6 +603,12 @@ async function timedPhase(store, server, client, repos, options) {
   clearInterval(poller);
   log(`${store.name}: clients done (${issued} requests); waiting for the re-index runs under way`);
   await reindexDone;
+  if (trace) {
+    mkdirSync(options.trace, { recursive: true });
+    const file = join(options.trace, `${store.name}-${options.traceAs}.jsonl`);
+    writeFileSync(file, trace.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    log(`${store.name}: trace of ${trace.length} requests in ${file}`);
+  }
 
   const elapsed = (clientsEnded - started) / 1000;
   const completed = ENDPOINTS.reduce((sum, name) => sum + samples[name].length, 0);
