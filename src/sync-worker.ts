@@ -1,15 +1,16 @@
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { createEmbedder, openStore } from './compose.js';
 import { RepodexError, errorMessage, isRepodexError } from './core/errors.js';
 import { loadContext } from './engine/context.js';
 import { runEmbed } from './engine/embed.js';
 import { type SyncEvent, runSync } from './engine/sync.js';
 import { drive } from './engine/sync-runner.js';
-import type { AnswerSettings, SyncJobResult, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
+import type { AnswerSettings, SyncJobResult, WorkerData, WorkerMessage, WorkerReply } from './engine/worker-runner.js';
 import { Engine } from './engine/engine.js';
 import { RecentMap } from './core/recent-map.js';
 import { type OutlineParser, outlineThread } from './engine/outline-thread.js';
+import { givingWay } from './engine/give-way.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
@@ -92,15 +93,19 @@ async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: 
     const embedder = await createEmbedder(root, ctx.loaded.config);
     if (!embedder) throw new RepodexError('BAD_REQUEST', 'embeddings are off (embeddings.provider in .repodex/config.json)');
     try {
-      return { type: 'embedded', summary: await drive(runEmbed(ctx, store, embedder, { signal }), onEvent) };
+      return { type: 'embedded', summary: await drive(runEmbed(ctx, store, embedder, { signal, giveWay }), onEvent) };
     } finally {
       await embedder.close();
     }
   }
   // Two threads are already busy: the server answering requests and this one. Parse workers
   // take only the cores beyond those, so requests stay fast while the index is rebuilt.
-  return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2 }), onEvent) };
+  return { type: 'done', summary: await drive(runSync(ctx, store, { force: job.force, signal, reservedCores: 2, giveWay }), onEvent) };
 }
+
+/** Syncs and embedding runs give way to the answer threads' reads (see give-way.ts). */
+const pool = workerData as WorkerData | undefined;
+const giveWay = pool ? givingWay(pool.answering) : undefined;
 
 /** The nice value of a thread running syncs or embedding runs (see `runInBackground`). */
 const BACKGROUND_NICE = 10;

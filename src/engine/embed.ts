@@ -35,6 +35,8 @@ export interface EmbedSummary {
 /** Options of one embedding run. */
 export interface EmbedOptions {
   readonly signal?: AbortSignal | undefined;
+  /** Called before each batch: a server's run gives way here while requests are being answered (see give-way.ts). */
+  readonly giveWay?: (() => Promise<void> | undefined) | undefined;
 }
 
 /**
@@ -114,6 +116,8 @@ export async function* runEmbed(ctx: RepoContext, store: IndexStore, embedder: E
       const ready = missing.filter((doc) => texts.has(doc));
       for (let at = 0; at < ready.length; at += embedder.batchSize) {
         if (options.signal?.aborted) throw new RepodexError('ABORTED');
+        const pause = options.giveWay?.();
+        if (pause) await pause;
         const batch = ready.slice(at, at + embedder.batchSize);
         const out = await embedder.embed(
           batch.map((doc) => texts.get(doc)!),

@@ -174,6 +174,8 @@ export async function* runSync(
     /** Cores to leave free while parsing (a server answering requests keeps its thread's and its own). */
     readonly reservedCores?: number;
     readonly firstAnswer?: FirstAnswer | undefined;
+    /** Called before each file is read: a server's sync gives way here while requests are being answered (see give-way.ts). */
+    readonly giveWay?: (() => Promise<void> | undefined) | undefined;
   } = {},
 ): AsyncGenerator<SyncEvent, SyncSummary, undefined> {
   const started = performance.now();
@@ -307,6 +309,8 @@ export async function* runSync(
         break;
       }
       if (i % PROGRESS_EVERY === 0) yield { type: 'index', done: i, total: files.length, path: files[i]!.path };
+      const pause = options.giveWay?.();
+      if (pause) await pause;
       startUpTo(i + LOOKAHEAD);
       const prepared = deadline !== undefined ? await within(pending[i]!, deadline - performance.now()) : await pending[i]!;
       if (prepared === undefined) {

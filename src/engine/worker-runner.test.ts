@@ -9,7 +9,7 @@ const ctx = {} as RepoContext;
 const store = {} as IndexStore;
 const spec = { kind: 'fs' } as const;
 /** What the stand-in worker answers: the root it ran, on which thread, when it started. */
-type Echo = { root: string; thread: number; started: number; ended: number };
+type Echo = { root: string; thread: number; started: number; ended: number; answering: number | null };
 
 const pools: WorkerPool[] = [];
 afterEach(async () => {
@@ -65,5 +65,18 @@ describe('the worker pool', () => {
     await a.close();
     await expect(mine).rejects.toMatchObject({ code: 'ABORTED' });
     expect(((await theirs) as unknown as Echo).root).toBe('/repo/b');
+  });
+
+  it('tells its sync threads how many reads its answer threads have in hand, so a sync can give way to them', async () => {
+    const made = workerPool({ syncs: 1, embeds: 1, answers: 1, script: SCRIPT });
+    pools.push(made);
+    const answerer = made.answerer('/repo/a', spec, {})!;
+    const runner = made.runner('/repo/a', spec, store);
+    // Two reads in hand (answered after 2 s) while a sync starts; none once they are answered.
+    const reads = [answerer.answer({ op: 'outline', path: 'a.ts', waitMs: 2000 } as never), answerer.answer({ op: 'outline', path: 'b.ts', waitMs: 2000 } as never)];
+    const during = (await runner.run(ctx, {})) as unknown as Echo;
+    await Promise.all(reads);
+    const after = (await runner.run(ctx, {})) as unknown as Echo;
+    expect([during.answering, after.answering]).toEqual([2, 0]);
   });
 });

@@ -32,6 +32,11 @@ export type SyncJobResult =
 /** A worker's answer to a job, or (`event`) how far the job has come. */
 export type WorkerReply = { readonly id: number; readonly result: SyncJobResult } | { readonly id: number; readonly event: SyncEvent };
 
+/** What every worker of a pool is started with: how many reads its answer threads have in hand (one Int32, shared; see give-way.ts). */
+export interface WorkerData {
+  readonly answering: Int32Array;
+}
+
 /** A job waiting for, or running on, a thread of a lane. */
 interface Ticket {
   readonly message: Extract<WorkerMessage, { type: 'job' }>;
@@ -69,6 +74,7 @@ class Lane {
   constructor(
     private readonly script: string | URL,
     private readonly size: number,
+    private readonly answering: Int32Array,
   ) {}
 
   run(owner: object, root: string, store: StoreSpec, job: SyncJob, signal: AbortSignal | undefined, onEvent?: (event: SyncEvent) => void): Promise<SyncJobResult> {
@@ -144,7 +150,7 @@ class Lane {
 
   private async start(): Promise<Thread> {
     const { Worker: WorkerClass } = await import('node:worker_threads');
-    const worker = new WorkerClass(this.script);
+    const worker = new WorkerClass(this.script, { workerData: { answering: this.answering } satisfies WorkerData });
     worker.unref();
     // Closed while this thread was starting: it would never be stopped (and would keep the process alive).
     if (this.closed) {
@@ -212,6 +218,7 @@ class AnswerLane {
   constructor(
     private readonly script: string | URL,
     private readonly size: number,
+    private readonly answering: Int32Array,
   ) {}
 
   async run(root: string, store: StoreSpec, job: SyncJob): Promise<SyncJobResult> {
@@ -221,6 +228,7 @@ class AnswerLane {
     const id = ++nextJobId;
     return new Promise<SyncJobResult>((resolve, reject) => {
       thread.inFlight.set(id, { resolve, reject });
+      Atomics.add(this.answering, 0, 1);
       // Busy, a worker keeps the process alive; idle, it must not.
       if (thread.inFlight.size === 1) thread.worker.ref();
       thread.worker.postMessage({ type: 'job', id, root, store, job } satisfies WorkerMessage);
@@ -240,12 +248,14 @@ class AnswerLane {
         const waiting = thread.inFlight.get(reply.id);
         if (!waiting) return;
         thread.inFlight.delete(reply.id);
+        Atomics.sub(this.answering, 0, 1);
         if (thread.inFlight.size === 0) worker.unref();
         waiting.resolve(reply.result);
       });
       const fail = (error: Error): void => {
         const at = this.threads.indexOf(thread);
         if (at >= 0) this.threads.splice(at, 1);
+        Atomics.sub(this.answering, 0, thread.inFlight.size);
         for (const waiting of thread.inFlight.values()) waiting.reject(new RepodexError('INTERNAL', `answer thread failed: ${error.message}`, { cause: error }));
         thread.inFlight.clear();
       };
@@ -291,9 +301,10 @@ export interface WorkerPool {
  */
 export function workerPool(options: { readonly syncs?: number; readonly embeds?: number; readonly answers?: number; readonly script?: string | URL } = {}): WorkerPool {
   const script = options.script ?? bundledScript('sync-worker.js');
-  const syncs = script ? new Lane(script, Math.max(1, options.syncs ?? 1)) : undefined;
-  const embeds = script ? new Lane(script, Math.max(1, options.embeds ?? 1)) : undefined;
-  const answers = script && (options.answers ?? 0) > 0 ? new AnswerLane(script, options.answers!) : undefined;
+  const answering = new Int32Array(new SharedArrayBuffer(4));
+  const syncs = script ? new Lane(script, Math.max(1, options.syncs ?? 1), answering) : undefined;
+  const embeds = script ? new Lane(script, Math.max(1, options.embeds ?? 1), answering) : undefined;
+  const answers = script && (options.answers ?? 0) > 0 ? new AnswerLane(script, options.answers!, answering) : undefined;
   return {
     answerer(root, spec, settings) {
       if (!answers) return undefined;
