@@ -93,6 +93,9 @@ for (const backend of testBackends().filter((b) => b.name !== 'fs')) {
       expect(after.get('src/b.ts#0')!.last_seen_commit).toBe(head);
       expect(after.get('src/b.ts#0')!.id).not.toBe(before.get('src/b.ts#0')!.id);
       expect((await db.query<{ c: string }>('SELECT last_indexed_commit AS c FROM repos WHERE id = $1', [id]))[0]!.c).toBe(head);
+      // A full rebuild writes every row again, each seen at HEAD.
+      await engine.sync({ force: true });
+      expect(new Set([...(await rows()).values()].map((row) => row.last_seen_commit))).toEqual(new Set([head]));
     });
 
     it('a deleted file’s chunks, postings and row vanish with the next sync', async () => {
