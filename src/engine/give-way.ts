@@ -5,14 +5,17 @@
  * SLICE_MS with a pause of PAUSE_MS after each. With no read in hand it never pauses.
  *
  * Measured on two cores with 16 clients and two repositories rebuilding again and again (see
- * docs/benchmarks.md): search p99 49.0 and 50.0 ms against 55.3 and 51.6 on the embedded store,
- * 149 and 122 against 172 and 199 ms on PostgreSQL; the rebuilds took 1.3–1.8 times as long.
- * Lowering the threads' priority alone (nice) does not do this: a request thread that wakes still
- * finds the cores busy with the sync, its garbage collection, and its reads and writes. A third of
- * the time at least is the sync's, so a busy server still finishes every re-index.
+ * docs/benchmarks.md): on the embedded store, search p99 49.0 and 50.0 ms with 10 ms pauses
+ * against 55.3 and 51.6 without any; then 20 ms against 10 ms in eight runs, 48.5, 44.5, 51.0
+ * and 41.7 against 55.7, 47.1, 45.8 and 51.2, rebuilds about a fifth longer. On PostgreSQL (10 ms
+ * pauses) 121–149 ms against 172 and 199 without. Lowering the threads' priority alone (nice)
+ * does not do this: a request thread that wakes still finds the cores busy with the sync, its
+ * garbage collection, and its reads and writes, and the database's share of a rebuild runs at
+ * the database's priority. A fifth of the time at least is the sync's, so a busy server still
+ * finishes every re-index.
  */
 export const SLICE_MS = 5;
-export const PAUSE_MS = 10;
+export const PAUSE_MS = 20;
 
 /** The step hook of background work given the pool's count of reads in hand (see above). */
 export function givingWay(answering: Int32Array, clock: () => number = () => performance.now()): () => Promise<void> | undefined {
