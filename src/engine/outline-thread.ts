@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
 import { bundledScript } from '../core/bundled.js';
 import { RecentMap } from '../core/recent-map.js';
@@ -9,7 +8,8 @@ import type { OutlineRequest, OutlineResponse } from './parse-worker.js';
 
 /** Outlines files elsewhere than the calling thread (see `outlineThread`). */
 export interface OutlineParser {
-  analyze(language: Language, text: string): Promise<Analysis>;
+  /** `contentHash`: of the text the caller read (`contentHashOf`), which keeps the answer for the same content asked again. */
+  analyze(language: Language, text: string, contentHash: string): Promise<Analysis>;
   /** Whether its thread is running now (it stops when idle). */
   readonly running: boolean;
 }
@@ -51,8 +51,8 @@ class OutlineThread implements OutlineParser {
     return this.worker !== undefined;
   }
 
-  async analyze(language: Language, text: string): Promise<Analysis> {
-    const key = `${language}\0${createHash('sha256').update(text).digest('hex')}`;
+  async analyze(language: Language, text: string, contentHash: string): Promise<Analysis> {
+    const key = `${language}\0${contentHash}`;
     const kept = this.kept.get(key);
     if (kept) return kept;
     const worker = await (this.starting ??= this.start());

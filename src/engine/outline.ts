@@ -57,7 +57,7 @@ export async function outlineFile(ctx: RepoContext, view: IndexView | undefined,
   if (!read.ok) return diskRefusal({ path: checked.path, blocked: read.blocked, error: read.reason, hint: read.hint });
   const text = read.lines.join('\n');
   let analysis;
-  if (elsewhere && text.length >= OUTLINE_ELSEWHERE_CHARS) analysis = await elsewhere.analyze(language, text);
+  if (elsewhere && text.length >= OUTLINE_ELSEWHERE_CHARS) analysis = await elsewhere.analyze(language, text, read.contentHash);
   else {
     await loadLanguages([language]);
     analysis = analyze(language, text);

@@ -13,7 +13,7 @@ export const MAX_LINE_CHARS = 2000;
 
 /** A safe read of a whole file as normalized lines, or a refusal that says why and what to do. */
 export type SafeRead =
-  | { readonly ok: true; readonly path: string; readonly lines: string[] }
+  | { readonly ok: true; readonly path: string; readonly lines: string[]; readonly contentHash: string }
   | { readonly ok: false; readonly blocked: boolean; readonly reason: string; readonly hint: string };
 
 /**
@@ -32,7 +32,7 @@ export async function readRepoFile(guard: PathGuard, path: string, limits: ReadL
     const hash = contentHashOf(read.text);
     const secret = hash === scannedHash ? undefined : await findServedSecret(read.text, checked.path, hash);
     if (secret) return { ok: false, blocked: true, reason: `${checked.path} ${describeSecret(secret)}`, hint: SECRET_HINT };
-    return { ok: true, path: checked.path, lines: splitLines(read.text) };
+    return { ok: true, path: checked.path, lines: splitLines(read.text), contentHash: hash };
   }
   switch (read.state) {
     case 'unreadable':
