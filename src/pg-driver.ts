@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { HeldSession, SqlPool } from './store/pg/sql.js';
 import { unavailable } from './store/pg/pg-store.js';
 
@@ -74,6 +74,15 @@ export function pgPool(url: string, where: string): SqlPool {
               if (batch !== '') yield batch;
             };
             await pipeline(Readable.from(batches()), client.query(copyFrom(statement)));
+          } catch (error) {
+            throw translate(error);
+          }
+        },
+        async copyOut(statement) {
+          try {
+            const parts: Buffer[] = [];
+            for await (const part of client.query(copyTo(statement))) parts.push(part as Buffer);
+            return Buffer.concat(parts);
           } catch (error) {
             throw translate(error);
           }

@@ -24,7 +24,7 @@ import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, filesAllowed, searc
 import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
-import type { ChunkVectors, IndexMeta, IndexStore, IndexView } from '../store/backend.js';
+import { type CatalogView, type ChunkVectors, type IndexMeta, type IndexStore, type IndexView, isIndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FileList, listFiles } from './files.js';
@@ -188,9 +188,9 @@ const FIRST_BUILD_POLL_MS = 50;
 export const DEFAULT_BUNDLE_LINES = 400;
 export const MAX_BUNDLE_LINES = 4000;
 
-/** The index a read is answered from, and what keeping it fresh took. */
+/** The index a read is answered from (its catalog at least: see `wholeView`), and what keeping it fresh took. */
 interface FreshView {
-  readonly view: IndexView;
+  readonly view: CatalogView;
   readonly synced: SyncSummary | undefined;
   readonly warnings: string[];
   readonly freshness: Freshness;
@@ -206,7 +206,8 @@ interface FreshView {
  * built with other rules is never served.
  */
 export class Engine {
-  private cached: { view: IndexView; stamp: string } | undefined;
+  /** The generation last opened: its catalog, or the whole view (see `isIndexView`). */
+  private cached: { view: CatalogView; stamp: string } | undefined;
   private readonly paths: RepoPaths;
   private readonly probe: ChangeProbe;
   private readonly runner: SyncRunner;
@@ -271,7 +272,7 @@ export class Engine {
     };
   }
 
-  /** How many times index generations were loaded (observable for tests and benchmarks). */
+  /** How many times whole index generations were loaded (observable for tests and benchmarks; a catalog alone is not counted). */
   get loads(): number {
     return this.loadCount;
   }
@@ -650,7 +651,7 @@ export class Engine {
   /** The loaded index, reloading when a generation was committed (by anyone) since it was loaded. */
   async view(): Promise<IndexView> {
     const stamp = await this.store.stamp();
-    if (this.cached && this.cached.stamp === stamp) return this.cached.view;
+    if (this.cached && this.cached.stamp === stamp && isIndexView(this.cached.view)) return this.cached.view;
     if (stamp === '') throw new RepodexError('INDEX_MISSING');
     const view = await this.store.open();
     this.loadCount++;
@@ -658,14 +659,35 @@ export class Engine {
     return view;
   }
 
+  /**
+   * The loaded index's catalog, reloading as `view` does: all a freshness check reads. A server
+   * whose answer threads answer never loads more than this on the thread that checks.
+   */
+  private async catalogView(): Promise<CatalogView> {
+    const stamp = await this.store.stamp();
+    if (this.cached && this.cached.stamp === stamp) return this.cached.view;
+    if (stamp === '') throw new RepodexError('INDEX_MISSING');
+    const view = await this.store.openCatalog();
+    if (isIndexView(view)) this.loadCount++;
+    this.cached = { view, stamp };
+    return view;
+  }
+
+  /** The whole view of a freshness check's generation (or of a newer one, committed since). */
+  private wholeView(view: CatalogView): Promise<IndexView> {
+    return isIndexView(view) ? Promise.resolve(view) : this.view();
+  }
+
   /** The loaded index, or undefined when there is none this version can read (missing, older format, damaged). */
   async usableView(): Promise<IndexView | undefined> {
-    try {
-      return await this.view();
-    } catch (error) {
+    return this.usable(() => this.view());
+  }
+
+  private usable<View>(open: () => Promise<View>): Promise<View | undefined> {
+    return open().catch((error: unknown) => {
       if (isRepodexError(error) && (error.code === 'INDEX_MISSING' || error.code === 'INDEX_INCOMPATIBLE' || error.code === 'INDEX_CORRUPT')) return undefined;
       throw error;
-    }
+    });
   }
 
   /**
@@ -685,14 +707,14 @@ export class Engine {
   private async freshOnce(onEvent?: (event: SyncEvent) => void, query?: string): Promise<FreshView> {
     const ctx = this.context();
     const auto = this.autoIndex(ctx);
-    let view = await this.usableView();
+    let view: CatalogView | undefined = await this.usable(() => this.catalogView());
     if (!view && auto) view = await this.afterRunningBuild();
     if (!view) {
-      if (!auto) await this.view(); // throws why there is no usable index (missing, damaged, other format)
+      if (!auto) await this.catalogView(); // throws why there is no usable index (missing, damaged, other format)
       const first = this.options.firstAnswer;
       const words = query === undefined ? [] : queryTerms(query);
       const synced = await this.syncUnlessRunning(onEvent, first && words.length > 0 ? { budgetMs: first.budgetMs, minBytes: first.minBytes, words } : undefined);
-      view = await this.view();
+      view = await this.catalogView();
       return { view, synced, warnings: synced ? [] : ['a sync is running in another process: results come from the index it is replacing'], freshness: this.freshness(view, false) };
     }
     const ruleReasons = ruleStaleness(ctx, view.meta, this.headMemo.get());
@@ -700,7 +722,7 @@ export class Engine {
     const reasons = [...ruleReasons, ...treeReasons];
     if (reasons.length === 0) {
       const synced = recordOutdated && auto ? await this.recordTree() : undefined;
-      if (synced) view = await this.view();
+      if (synced) view = await this.catalogView();
       return { view, synced, warnings: [], freshness: this.freshness(view, false), treeMatches: true };
     }
     if (!auto) {
@@ -714,7 +736,7 @@ export class Engine {
     if (!synced) {
       return { view, synced, warnings: ['a sync is running in another process: results come from the previous index'], freshness: this.freshness(view, true) };
     }
-    view = await this.view();
+    view = await this.catalogView();
     return { view, synced, warnings: [], freshness: this.freshness(view, false) };
   }
 
@@ -770,7 +792,7 @@ export class Engine {
     }
   }
 
-  private freshness(view: IndexView, dirty: boolean): Freshness {
+  private freshness(view: CatalogView, dirty: boolean): Freshness {
     const { partial } = view.meta;
     // A partial index never matches the tree: the files it has not read yet are missing from it.
     return { generation: view.meta.generation, indexed_commit: view.meta.git?.commit ?? null, dirty: dirty || partial !== undefined, ...(partial ? { partial } : {}) };
@@ -781,15 +803,19 @@ export class Engine {
   }
 
   private async searchOnce(options: SearchOptions, onEvent?: (event: SyncEvent) => void): Promise<SearchReport> {
-    const { view, synced, warnings, freshness, treeMatches } = await this.fresh(onEvent, options.q);
+    const { view: checked, synced, warnings, freshness, treeMatches } = await this.fresh(onEvent, options.q);
     const asked = options.mode ?? 'bm25';
-    const semantic = asked === 'vector' || asked === 'hybrid' ? await this.semantic(view, options.q, warnings) : undefined;
+    const semantic = asked === 'vector' || asked === 'hybrid' ? await this.semantic(await this.wholeView(checked), options.q, warnings) : undefined;
     const mode: SearchMode = semantic ? asked : asked === 'vector' || asked === 'hybrid' ? 'bm25' : asked;
+    const answerHere = async (): Promise<SearchAnswer> => {
+      const view = await this.wholeView(checked);
+      return this.searchFrom(view, { ...options, mode }, treeMatches === true && view.meta.generation === checked.meta.generation, semantic);
+    };
     // A lexical search can be answered on another thread; one with a query vector is answered here, by the embedder's owner.
     const answered =
       this.options.answerer && (mode === 'bm25' || mode === 'idf')
-        ? (await this.options.answerer.answer({ op: 'search', options: { ...options, mode }, generation: view.meta.generation, treeMatches: treeMatches === true })).data
-        : await this.searchFrom(view, { ...options, mode }, treeMatches === true, semantic);
+        ? (await this.options.answerer.answer({ op: 'search', options: { ...options, mode }, generation: checked.meta.generation, treeMatches: treeMatches === true })).data
+        : await answerHere();
     this.analytics.record(answered.results.length > 0);
     return {
       query: options.q,
@@ -838,13 +864,15 @@ export class Engine {
       return { data: await outlineFile(this.context(), view, job.path, this.options.outlineParser), generation: view?.meta.generation ?? null } as Answered<J>;
     }
     // The other thread has just proved `job.generation` current: a view of it (or of a newer one) needs no asking.
-    let view = this.cached && this.cached.view.meta.generation >= job.generation ? this.cached.view : await this.view();
+    const kept = this.cached?.view;
+    let view = kept && isIndexView(kept) && kept.meta.generation >= job.generation ? kept : await this.view();
     if (view.meta.generation < job.generation) {
       // A stamp proven before the other thread saw the new generation: ask the store again.
       this.store.forgetStamp();
       view = await this.view();
     }
-    const data = job.op === 'search' ? await this.searchFrom(view, job.options, job.treeMatches) : await fetchChunks(this.context(), view, job.ids, job.maxLines);
+    // The tree was checked against the proved generation: of a newer one, it says nothing.
+    const data = job.op === 'search' ? await this.searchFrom(view, job.options, job.treeMatches && view.meta.generation === job.generation) : await fetchChunks(this.context(), view, job.ids, job.maxLines);
     return { data, generation: view.meta.generation } as Answered<J>;
   }
 
@@ -874,12 +902,14 @@ export class Engine {
   }
 
   private async fetchOnce(ids: readonly number[], maxLines: number, onEvent?: (event: SyncEvent) => void): Promise<FetchReport> {
-    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    const { view: checked, synced, warnings, freshness } = await this.fresh(onEvent);
     const lines = Math.max(1, Math.min(maxLines, MAX_FETCH_LINES));
-    const { data: fetched, generation } = this.options.answerer
-      ? await this.options.answerer.answer({ op: 'fetch', ids, maxLines: lines, generation: view.meta.generation })
-      : { data: await fetchChunks(this.context(), view, ids, lines), generation: view.meta.generation };
-    return { ...fetched, generation: generation ?? view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
+    const answerHere = async (): Promise<{ data: FetchedChunks; generation: number }> => {
+      const view = await this.wholeView(checked);
+      return { data: await fetchChunks(this.context(), view, ids, lines), generation: view.meta.generation };
+    };
+    const { data: fetched, generation } = this.options.answerer ? await this.options.answerer.answer({ op: 'fetch', ids, maxLines: lines, generation: checked.meta.generation }) : await answerHere();
+    return { ...fetched, generation: generation ?? checked.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
 
   /** A bounded line range of any file under the root (no index needed). */
@@ -930,7 +960,8 @@ export class Engine {
   }
 
   private async bundleOnce(options: BundleOptions, onEvent?: (event: SyncEvent) => void): Promise<BundleReport> {
-    const { view, synced, warnings, freshness } = await this.fresh(onEvent);
+    const { view: checked, synced, warnings, freshness } = await this.fresh(onEvent);
+    const view = await this.wholeView(checked);
     const ctx = this.context();
     const maxFiles = Math.min(options.max_files ?? ctx.limits.max_bundle_files, ctx.limits.max_bundle_files);
     const maxLines = Math.min(options.max_lines ?? DEFAULT_BUNDLE_LINES, MAX_BUNDLE_LINES);

@@ -1,5 +1,5 @@
 import { globMatcher } from '../scan/glob.js';
-import type { IndexView } from '../store/backend.js';
+import type { CatalogView } from '../store/backend.js';
 
 /** One catalogued file as `files` lists it. */
 export interface FileEntry {
@@ -30,7 +30,7 @@ export function isHiddenPath(path: string): boolean {
 }
 
 /** List catalogued files in path order, optionally filtered by a glob; hidden ones only when asked. */
-export function listFiles(view: IndexView, glob: string | undefined, limit: number, includeHidden = false): FileList {
+export function listFiles(view: CatalogView, glob: string | undefined, limit: number, includeHidden = false): FileList {
   const matches = glob === undefined ? undefined : globMatcher(glob);
   const catalog = view.catalog();
   const files: FileEntry[] = [];

@@ -1,4 +1,4 @@
-import type { IndexView } from '../store/backend.js';
+import type { CatalogView } from '../store/backend.js';
 import type { RepoContext } from './context.js';
 import { type Changes, sameControls } from './changes.js';
 import { describeChanges, treeChanges } from './status.js';
@@ -22,7 +22,7 @@ export interface TreeCheck {
  */
 export interface ChangeProbe {
   /** Whether the tree still matches `view`. */
-  check(ctx: RepoContext, view: IndexView): Promise<TreeCheck>;
+  check(ctx: RepoContext, view: CatalogView): Promise<TreeCheck>;
   /** A sync is starting: returns a mark to hand to `synced` once it has committed. */
   syncStarting(): number;
   /** The sync that started at `mark` committed `generation`: changes seen before it are in the index. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { sameStamp, stampOf, statIfExists } from '../core/stat.js';
-import type { IndexView } from '../store/backend.js';
+import type { CatalogView, IndexView } from '../store/backend.js';
 import type { PathGuard } from '../safety/path-guard.js';
 import { describeSecret, findServedSecret } from '../safety/secrets.js';
 import { type ReadLimits, readSource } from '../scan/read-source.js';
@@ -75,7 +75,7 @@ export const SECRET_HINT = 'files holding credentials are never indexed or serve
  * credentials and found clean by this version's rules (an index another version built may have
  * used others); undefined when it was not indexed.
  */
-export function scannedCleanHash(view: IndexView, path: string): string | undefined {
+export function scannedCleanHash(view: CatalogView, path: string): string | undefined {
   if (view.meta.feature_version !== FEATURE_VERSION) return undefined;
   const slot = view.findFile(path);
   if (slot < 0) return undefined;

@@ -2,7 +2,7 @@ import { type GitHead, readGitHead } from '../core/git.js';
 import { isRepodexError } from '../core/errors.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import { RepoScope } from '../scan/scope.js';
-import type { IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
+import type { CatalogView, IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
 import { type ChangeKind, type Changes, changeCount, changeExamples, detectChanges } from './changes.js';
 import type { TreeCheck } from './probe.js';
 import type { Embedder } from '../vector/embedder.js';
@@ -116,13 +116,13 @@ export function ruleStaleness(ctx: RepoContext, meta: IndexMeta, head: GitHead |
 }
 
 /** What changed in the tree since `view` was synced (the way a sync would find it: stats, or git on large trees). */
-export function treeChanges(ctx: RepoContext, view: IndexView): Changes {
+export function treeChanges(ctx: RepoContext, view: CatalogView): Changes {
   const scope = new RepoScope(ctx.paths.root, ctx.loaded.config, ctx.denylist);
   return detectChanges(scope, view.catalog(), ctx.loaded.config.change_detection, view.meta.git?.commit, view.meta.partial !== undefined).changes;
 }
 
 /** The tree exactly as `view` catalogued it (what a watcher proved). */
-function noChanges(view: IndexView): Changes {
+function noChanges(view: CatalogView): Changes {
   const catalog = view.catalog();
   return { changed: [], removed: [], added: 0, modified: 0, unchanged: catalog.count, tree: catalog.tree, errors: [], how: 'stat' };
 }

@@ -6,7 +6,7 @@ import { processExists } from '../core/process.js';
 import { DATA_DIR_NAME } from '../core/paths.js';
 import { SKIP_DIRS } from '../scan/ignore-rules.js';
 import { RepoScope, isOutsideRoot } from '../scan/scope.js';
-import type { IndexView } from '../store/backend.js';
+import type { CatalogView } from '../store/backend.js';
 import type { Engine } from './engine.js';
 import type { SyncSummary } from './sync.js';
 import { type RepoContext, loadContext } from './context.js';
@@ -506,7 +506,7 @@ export class WatchProbe implements ChangeProbe {
 
   constructor(readonly watcher: RepoWatcher) {}
 
-  async check(ctx: RepoContext, view: IndexView): Promise<TreeCheck> {
+  async check(ctx: RepoContext, view: CatalogView): Promise<TreeCheck> {
     const generation = view.meta.generation;
     // In this order: the cookie first, so the pending count and the control files are read after every event up to now.
     const caughtUp = this.watcher.isHealthy && (await this.watcher.syncToNow()) && !this.watcher.takeFlood() && !this.watcher.controlsChanged();

@@ -82,13 +82,37 @@ export interface Catalog {
 }
 
 /**
+ * What a freshness check reads of a generation: its record and its file catalog, without its
+ * chunks. A store that keeps chunk metadata apart (a database) opens this without reading them, so
+ * a server's request thread, which only checks freshness before an answer thread answers, never
+ * loads a generation's chunks.
+ */
+export interface CatalogView {
+  readonly meta: IndexMeta;
+  /** Number of file slots (live and dead). */
+  readonly fileSlots: number;
+  filePath(slot: number): string;
+  fileLanguage(slot: number): Language;
+  fileRecord(slot: number): FileRecord;
+  /** Slot of the live file at a path, or -1. */
+  findFile(path: string): number;
+  /** The file catalog of this generation (what freshness checks and syncs compare). */
+  catalog(): Catalog;
+  /**
+   * Throw INDEX_CHANGED unless this view's generation is still the repository's current one. For a
+   * read answered from what the view holds in memory (a file listing): a store whose stamp can
+   * answer without asking (the database's) asks here; the file store's stamp always looks.
+   */
+  ensureCurrent(): Promise<void>;
+}
+
+/**
  * A loaded, immutable index generation: what search, fetch and sync read. Each chunk has a stable
  * `id` (what clients hold) and a dense `doc` number (what scoring indexes arrays with; per view).
  * Files have slot numbers (per view). Postings and chunk records are asked for by the few terms
  * and docs a request needs; bulk per-doc columns are in memory for scoring.
  */
-export interface IndexView {
-  readonly meta: IndexMeta;
+export interface IndexView extends CatalogView {
   /** Over live chunks and files only. */
   readonly stats: CorpusStats;
   /** Size of the doc number space (live and dead docs): what per-doc arrays are sized to. */
@@ -99,17 +123,8 @@ export interface IndexView {
   readonly docTokens: Uint32Array;
   /** Rank of every live doc in (path, start line) order: the tie-break of equal scores. */
   readonly docOrder: Uint32Array;
-  /** Number of file slots (live and dead). */
-  readonly fileSlots: number;
-  filePath(slot: number): string;
-  fileLanguage(slot: number): Language;
-  fileRecord(slot: number): FileRecord;
-  /** Slot of the live file at a path, or -1. */
-  findFile(path: string): number;
   /** The docs of a live file's chunks, in chunk order. */
   fileDocs(slot: number): { readonly from: number; readonly to: number };
-  /** The file catalog of this generation (what freshness checks and syncs compare). */
-  catalog(): Catalog;
   /** Postings over live docs for each term, undefined where no live chunk has the term. */
   postings(terms: readonly string[]): Promise<(PostingList | undefined)[]>;
   /**
@@ -139,12 +154,11 @@ export interface IndexView {
    * the working tree and keeps a text only while it still hashes to the chunk).
    */
   storedTexts(docs: readonly number[]): Promise<Map<number, string> | undefined>;
-  /**
-   * Throw INDEX_CHANGED unless this view's generation is still the repository's current one. For a
-   * read answered from what the view holds in memory (a file listing): a store whose stamp can
-   * answer without asking (the database's) asks here; the file store's stamp always looks.
-   */
-  ensureCurrent(): Promise<void>;
+}
+
+/** Whether a catalog view is a whole view (a store that opens both the same way answers one). */
+export function isIndexView(view: CatalogView): view is IndexView {
+  return 'postings' in view;
 }
 
 /** Which chunk texts one embedder's vectors cover: what an embedding run asks before embedding. */
@@ -376,6 +390,11 @@ export interface IndexStore {
   forgetStamp(): void;
   /** Open the current generation; what is read is loaded on demand (a catalog does not load postings). */
   open(): Promise<IndexView>;
+  /**
+   * Open the current generation's record and file catalog: all a freshness check reads. A store
+   * whose views hold little else answers with `open()`'s view (see `isIndexView`).
+   */
+  openCatalog(): Promise<CatalogView>;
   /** Start a new generation: on top of `base` (incremental) or from nothing (`undefined`: full rebuild). */
   beginGeneration(base: IndexView | undefined): Promise<GenerationWriter>;
   /** Take the single-writer lock; waits up to `waitMs` for a running sync, then throws LOCKED. */

@@ -241,6 +241,27 @@ for (const backend of testBackends()) {
       expect(catalog.tree).toEqual(TREE);
     });
 
+    it('a catalog view holds what the whole view holds of files and the record, also of the next generation', async () => {
+      const { store } = fresh();
+      await commit(store, [file('src/z.ts', ['z'], 1), file('src/a.ts', ['a'], 2, { size: 123, ino: 99 }), file('src/bin.dat', [], 0, { state: 'binary' })]);
+      await store.stamp();
+      const catalogView = await store.openCatalog();
+      const view = await store.open();
+      expect(catalogView.meta).toEqual(view.meta);
+      expect(catalogView.fileSlots).toBe(view.fileSlots);
+      const records = (v: typeof catalogView): unknown[] => Array.from({ length: v.fileSlots }, (_, slot) => [v.filePath(slot), v.fileLanguage(slot), v.fileRecord(slot)]);
+      expect(records(catalogView)).toEqual(records(view));
+      expect(catalogView.findFile('src/z.ts')).toBe(view.findFile('src/z.ts'));
+      const [one, two] = [catalogView.catalog(), view.catalog()];
+      expect([one.count, one.tree, one.gitDirty, one.stamp(0)]).toEqual([two.count, two.tree, two.gitDirty, two.stamp(0)]);
+      await catalogView.ensureCurrent();
+      await commit(store, [file('src/a.ts', ['b'], 3)]);
+      await store.stamp();
+      // Opened after a commit, both see the new generation (a database store reads the catalog again).
+      expect(records(await store.openCatalog())).toEqual(records(await store.open()));
+      expect((await store.open()).fileSlots).toBe(1);
+    });
+
     it('an incremental generation drops removed files and replaces re-added ones, chunks and postings with them', async () => {
       const { store } = fresh();
       await commit(store, [file('src/a.ts', ['alpha old'], 1), file('src/b.ts', ['beta'], 2), file('src/c.ts', ['gamma'], 3)]);

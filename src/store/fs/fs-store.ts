@@ -171,6 +171,11 @@ export class FsStore implements IndexStore {
     }
   }
 
+  /** A view opens its segments' files and reads on demand: the catalog alone would cost about the same. */
+  openCatalog(): Promise<FsIndexView> {
+    return this.open();
+  }
+
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
     if (base !== undefined && !(base instanceof FsIndexView)) throw new RepodexError('INTERNAL', 'the base of a generation must come from the same store');
     mkdirSync(this.dataDir, { recursive: true });

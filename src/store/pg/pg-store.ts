@@ -4,12 +4,12 @@ import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
 import type { FileState, Tree } from '../../index/model.js';
 import type { Language } from '../../scan/language.js';
 import type { EmbedderIdentity } from '../../vector/embedder.js';
-import type { DiskUsage, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
+import type { CatalogView, DiskUsage, GenerationWriter, HeldLock, IndexMeta, IndexStore, IndexView, IntegrityReport, LocalParseCache, LockOwner, ParseCache, VectorManifest } from '../backend.js';
 import { migrate } from './migrations.js';
 import { PgGenerationWriter } from './pg-writer.js';
 import { PgControlPlane } from './pg-control.js';
 import { GenerationProof } from './generation-proof.js';
-import { PgIndexView, type ChunkRow, type FileRow } from './pg-view.js';
+import { PgCatalogView, PgIndexView, type CatalogSnapshot, type ChunkRow, type FileRow, type ViewSnapshot } from './pg-view.js';
 import { PgVectorStore, modelKey } from './pg-vectors.js';
 import { decodePostingBlob } from './posting-blob.js';
 import { type HeldSession, type SqlPool, inTransaction } from './sql.js';
@@ -48,6 +48,8 @@ export class PgStore implements IndexStore {
   /** The stamp last answered, and the generation of the view last opened with the stamp answered before it. */
   private answered = '';
   private opened: { readonly generation: number; readonly stamp: string } | undefined;
+  /** The catalog last read: a view of the same generation opened next reads only its chunks. */
+  private keptCatalog: { readonly repoId: string; readonly snapshot: CatalogSnapshot } | undefined;
 
   constructor(
     private readonly pool: SqlPool,
@@ -120,12 +122,28 @@ export class PgStore implements IndexStore {
     return this.proof;
   }
 
+  async openCatalog(): Promise<CatalogView> {
+    const { id, epoch, snapshot } = await this.read(false);
+    return new PgCatalogView(this.pool, id, this.opening(id, epoch, snapshot), this.proofOf(id));
+  }
+
   async open(): Promise<IndexView> {
+    const { id, epoch, snapshot } = await this.read(true);
+    return new PgIndexView(this.pool, id, this.opening(id, epoch, snapshot), this.proofOf(id));
+  }
+
+  /**
+   * The current generation's record and catalog, and its chunk rows when `chunks`, in one snapshot.
+   * A catalog read before of the same generation is not read again.
+   */
+  private async read<Chunks extends boolean>(chunks: Chunks): Promise<{ id: string; epoch: number; snapshot: Chunks extends true ? ViewSnapshot : CatalogSnapshot }>;
+  private async read(chunks: boolean): Promise<{ id: string; epoch: number; snapshot: CatalogSnapshot | ViewSnapshot }> {
     const id = await this.repoId();
     if (!id) throw new RepodexError('INDEX_MISSING');
     const epoch = this.proofOf(id).now();
+    const kept = this.keptCatalog?.repoId === id ? this.keptCatalog.snapshot : undefined;
     // One snapshot for everything the view keeps: the commit record, the catalog and the chunks.
-    const snapshot = await inTransaction(
+    const read = await inTransaction(
       this.pool,
       async (tx) => {
         const [repo] = await tx.query<{ generation: string; meta: IndexMeta | null; tree: { tree: Tree; gitDirty: string[] | null } | null }>(
@@ -134,32 +152,45 @@ export class PgStore implements IndexStore {
         );
         if (!repo?.meta || Number(repo.generation) === 0) throw new RepodexError('INDEX_MISSING');
         if (repo.meta.format_version !== FORMAT_VERSION) throw new RepodexError('INDEX_INCOMPATIBLE', `the index in ${this.where} has format version ${repo.meta.format_version}`);
-        const files = await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number; declarations: string | null }>(
-          'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, declarations FROM files WHERE repo_id = $1',
-          [id],
-        );
-        const chunks = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null; segment: string }>(
+        const generation = Number(repo.generation);
+        const files =
+          kept?.generation === generation
+            ? undefined
+            : await tx.query<{ path: string; state: FileState; language: Language; size: number; mtime_ms: number; ctime_ms: number; ino: number; content_hash: string; chunk_count: number; declarations: string | null }>(
+                'SELECT path, state, language, size, mtime_ms, ctime_ms, ino, content_hash, chunk_count, declarations FROM files WHERE repo_id = $1',
+                [id],
+              );
+        if (!chunks) return { repo, generation, files, chunks: undefined, postings: 0 };
+        const rows = await tx.query<{ chunk_id: string; path: string; chunk_index: number; start_line: number; end_line: number; chunk_hash: string; tokens: number; snippet: string; symbol: string | null; segment: string }>(
           'SELECT chunk_id, path, chunk_index, start_line, end_line, chunk_hash, tokens, snippet, symbol, segment FROM chunks WHERE repo_id = $1',
           [id],
         );
         const [segments] = await tx.query<{ postings: string }>('SELECT coalesce(sum(postings), 0) AS postings FROM segments WHERE repo_id = $1', [id]);
-        return { repo, files, chunks, postings: Number(segments?.postings ?? 0) };
+        return { repo, generation, files, chunks: rows, postings: Number(segments?.postings ?? 0) };
       },
       'repeatable read',
     );
     const byPath = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-    const files: FileRow[] = snapshot.files
-      .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count, declarations: f.declarations }))
-      .sort((a, b) => byPath(a.path, b.path));
-    const chunks: ChunkRow[] = snapshot.chunks
+    const files: readonly FileRow[] = read.files
+      ? read.files
+          .map((f) => ({ path: f.path, state: f.state, language: f.language, size: f.size, mtimeMs: f.mtime_ms, ctimeMs: f.ctime_ms, ino: f.ino, contentHash: f.content_hash, chunkCount: f.chunk_count, declarations: f.declarations }))
+          .sort((a, b) => byPath(a.path, b.path))
+      : kept!.files;
+    const stored = read.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
+    const catalog: CatalogSnapshot = { meta: read.repo.meta!, generation: read.generation, tree: stored.tree, gitDirty: stored.gitDirty, files };
+    this.keptCatalog = { repoId: id, snapshot: catalog };
+    if (!read.chunks) return { id, epoch, snapshot: catalog };
+    const rows: ChunkRow[] = read.chunks
       .map((c) => ({ id: Number(c.chunk_id), path: c.path, chunkIndex: c.chunk_index, startLine: c.start_line, endLine: c.end_line, hash: c.chunk_hash, tokens: c.tokens, snippet: c.snippet, symbol: c.symbol, segment: Number(c.segment) }))
       .sort((a, b) => byPath(a.path, b.path) || a.chunkIndex - b.chunkIndex);
-    const stored = snapshot.repo.tree ?? { tree: { dirs: [], controls: [] }, gitDirty: null };
-    const generation = Number(snapshot.repo.generation);
-    const proof = this.proofOf(id);
-    proof.saw(epoch, generation);
-    this.opened = { generation, stamp: this.answered === '' ? `${id}:${generation}` : this.answered };
-    return new PgIndexView(this.pool, id, { meta: snapshot.repo.meta!, generation, tree: stored.tree, gitDirty: stored.gitDirty, files, chunks, postings: snapshot.postings }, proof);
+    return { id, epoch, snapshot: { ...catalog, chunks: rows, postings: read.postings } };
+  }
+
+  /** Record what was opened (see `stamp`), and that `epoch`'s read saw its generation. */
+  private opening<Snapshot extends CatalogSnapshot>(id: string, epoch: number, snapshot: Snapshot): Snapshot {
+    this.proofOf(id).saw(epoch, snapshot.generation);
+    this.opened = { generation: snapshot.generation, stamp: this.answered === '' ? `${id}:${snapshot.generation}` : this.answered };
+    return snapshot;
   }
 
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {

@@ -6,9 +6,9 @@ import { Declarations } from './declarations.js';
 import type { GenerationProof } from './generation-proof.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
-import type { Catalog, IndexMeta, IndexView } from '../backend.js';
+import type { Catalog, CatalogView, IndexMeta, IndexView } from '../backend.js';
 import { SegmentDictionary, type SegmentRow, frameAt, framesDamaged } from './segment-dictionary.js';
-import type { SqlPool } from './sql.js';
+import { type SqlPool, inTransaction } from './sql.js';
 
 /** A file row as the view keeps it (its outline is read on demand). */
 export interface FileRow {
@@ -55,6 +55,9 @@ const LOAD_ALL_AFTER = 16;
  * their terms, and reading them about 85 MB more for a moment (the hex text the driver receives).
  */
 const LOAD_ALL_POSTINGS = 2_000_000;
+
+/** A repository id as the database writes one. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** How many postings lists, document frequencies and outlines a view keeps. */
 const CACHED = 4096;
@@ -110,8 +113,7 @@ function damaged(term: string, segment: number): RepodexError {
 
 /**
  * The segment rows of a postings statement, back to back in one bytea: per row, the 1-based
- * position of its term among those asked for (int4), then the row as SegmentDictionary frames it
- * after its term.
+ * position of its term among those asked for (int4), then the row as frameAt reads it.
  */
 function segmentRowFrames(found: Buffer, terms: number): { term: number; row: SegmentRow }[] {
   const rows: { term: number; row: SegmentRow }[] = [];
@@ -125,18 +127,101 @@ function segmentRowFrames(found: Buffer, terms: number): { term: number; row: Se
   return rows;
 }
 
-/** Everything a view holds in memory, read in one snapshot. */
-export interface ViewSnapshot {
+/** A generation's record and file catalog, read in one snapshot. */
+export interface CatalogSnapshot {
   readonly meta: IndexMeta;
   readonly generation: number;
   readonly tree: Tree;
   readonly gitDirty: readonly string[] | null;
   /** Sorted by path (JavaScript string order, as the file store sorts). */
   readonly files: readonly FileRow[];
+}
+
+/** Everything a view holds in memory, read in one snapshot. */
+export interface ViewSnapshot extends CatalogSnapshot {
   /** Sorted by (path, chunk index). */
   readonly chunks: readonly ChunkRow[];
   /** Postings in the generation's segments (as written: some may be of chunks replaced since). */
   readonly postings: number;
+}
+
+/**
+ * A generation's record and file catalog alone: what a freshness check reads. Opening one reads
+ * no chunk rows (on playwright, 12,500 of them take a connection's client 50–100 ms to receive).
+ */
+export class PgCatalogView implements CatalogView {
+  readonly meta: IndexMeta;
+  readonly fileSlots: number;
+  protected readonly files: readonly FileRow[];
+  private readonly slotOf = new Map<string, number>();
+
+  constructor(
+    protected readonly pool: SqlPool,
+    protected readonly repoId: string,
+    protected readonly snapshot: CatalogSnapshot,
+    protected readonly proof: GenerationProof,
+  ) {
+    this.meta = snapshot.meta;
+    this.files = snapshot.files;
+    this.fileSlots = this.files.length;
+    this.files.forEach((file, slot) => this.slotOf.set(file.path, slot));
+  }
+
+  get generation(): number {
+    return this.snapshot.generation;
+  }
+
+  filePath(slot: number): string {
+    return this.files[slot]!.path;
+  }
+
+  fileLanguage(slot: number): Language {
+    return this.files[slot]!.language;
+  }
+
+  fileRecord(slot: number): FileRecord {
+    const { path, state, language, size, mtimeMs, ctimeMs, ino, contentHash, chunkCount } = this.files[slot]!;
+    return { path, state, language, size, mtimeMs, ctimeMs, ino, contentHash, chunkCount };
+  }
+
+  findFile(path: string): number {
+    return this.slotOf.get(path) ?? -1;
+  }
+
+  catalog(): Catalog {
+    const files = this.files;
+    return {
+      count: files.length,
+      tree: this.snapshot.tree,
+      gitDirty: this.snapshot.gitDirty,
+      path: (i) => files[i]!.path,
+      stamp: (i) => {
+        const file = files[i]!;
+        return { size: file.size, mtimeMs: file.mtimeMs, ctimeMs: file.ctimeMs, ino: file.ino };
+      },
+      record: (i) => this.fileRecord(i),
+      find: (path) => this.findFile(path),
+    };
+  }
+
+  /**
+   * Prove this generation current for a read answered from memory alone (a read that runs a
+   * statement proves it in that statement): see GenerationProof. A generation proven before this
+   * view was opened (an earlier one) says nothing against it.
+   */
+  protected async settled(): Promise<void> {
+    const generation = await this.proof.latest();
+    // Undefined: the repository is gone; 0: its index was cleaned.
+    if (generation === undefined || generation === 0 || generation > this.snapshot.generation) throw this.replaced(generation);
+  }
+
+  ensureCurrent(): Promise<void> {
+    return this.settled();
+  }
+
+  protected replaced(generation: number | undefined): RepodexError {
+    return new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
+  }
 }
 
 /**
@@ -146,17 +231,15 @@ export interface ViewSnapshot {
  * statement that also reads the repository's generation: an answer that would mix this
  * generation with a newer one throws INDEX_CHANGED instead, and the engine asks again.
  */
-export class PgIndexView implements IndexView {
-  readonly meta: IndexMeta;
+export class PgIndexView extends PgCatalogView implements IndexView {
   readonly stats: CorpusStats;
   readonly docCount: number;
   readonly docFile: Uint32Array;
   readonly docTokens: Uint32Array;
   readonly docOrder: Uint32Array;
-  readonly fileSlots: number;
-  private readonly files: readonly FileRow[];
   private readonly rows: readonly ChunkRow[];
-  private readonly slotOf = new Map<string, number>();
+  /** Postings in the generation's segments (see ViewSnapshot). */
+  private readonly postingsWritten: number;
   private readonly firstDoc: Uint32Array;
   private readonly docById: ChunkIdTable;
   /** Term frequencies by doc while one term's postings are put in doc order (reused: decoding never awaits). */
@@ -178,17 +261,10 @@ export class PgIndexView implements IndexView {
   /** Outlines asked for in this turn of the event loop, fetched together in one statement. */
   private outlineBatch: Map<number, { resolve(value: { symbols: OutlineSymbol[]; fallback: ChunkFallback }): void; reject(error: unknown): void }> | undefined;
 
-  constructor(
-    private readonly pool: SqlPool,
-    private readonly repoId: string,
-    private readonly snapshot: ViewSnapshot,
-    private readonly proof: GenerationProof,
-  ) {
-    this.meta = snapshot.meta;
-    this.files = snapshot.files;
+  constructor(pool: SqlPool, repoId: string, snapshot: ViewSnapshot, proof: GenerationProof) {
+    super(pool, repoId, snapshot, proof);
     this.rows = snapshot.chunks;
-    this.fileSlots = this.files.length;
-    this.files.forEach((file, slot) => this.slotOf.set(file.path, slot));
+    this.postingsWritten = snapshot.postings;
     this.docCount = this.rows.length;
     this.docFile = new Uint32Array(this.docCount);
     this.docTokens = new Uint32Array(this.docCount);
@@ -214,45 +290,8 @@ export class PgIndexView implements IndexView {
     this.stats = { chunkCount: this.docCount, fileCount: this.fileSlots, avgChunkTokens: this.docCount === 0 ? 0 : tokens / this.docCount };
   }
 
-  get generation(): number {
-    return this.snapshot.generation;
-  }
-
-  filePath(slot: number): string {
-    return this.files[slot]!.path;
-  }
-
-  fileLanguage(slot: number): Language {
-    return this.files[slot]!.language;
-  }
-
-  fileRecord(slot: number): FileRecord {
-    const { path, state, language, size, mtimeMs, ctimeMs, ino, contentHash, chunkCount } = this.files[slot]!;
-    return { path, state, language, size, mtimeMs, ctimeMs, ino, contentHash, chunkCount };
-  }
-
-  findFile(path: string): number {
-    return this.slotOf.get(path) ?? -1;
-  }
-
   fileDocs(slot: number): { readonly from: number; readonly to: number } {
     return { from: this.firstDoc[slot]!, to: this.firstDoc[slot + 1]! };
-  }
-
-  catalog(): Catalog {
-    const files = this.files;
-    return {
-      count: files.length,
-      tree: this.snapshot.tree,
-      gitDirty: this.snapshot.gitDirty,
-      path: (i) => files[i]!.path,
-      stamp: (i) => {
-        const file = files[i]!;
-        return { size: file.size, mtimeMs: file.mtimeMs, ctimeMs: file.ctimeMs, ino: file.ino };
-      },
-      record: (i) => this.fileRecord(i),
-      find: (path) => this.findFile(path),
-    };
   }
 
   /** Rows of one statement that also reads the generation (as `generation` on every row, and on a row of its own when nothing else matched). */
@@ -263,25 +302,6 @@ export class PgIndexView implements IndexView {
     this.proof.saw(epoch, generation);
     if (generation !== this.snapshot.generation) throw this.replaced(generation);
     return rows;
-  }
-
-  /**
-   * Prove this generation current for a read answered from memory alone (a read that runs a
-   * statement proves it in that statement): see GenerationProof. A generation proven before this
-   * view was opened (an earlier one) says nothing against it.
-   */
-  private async settled(): Promise<void> {
-    const generation = await this.proof.latest();
-    // Undefined: the repository is gone; 0: its index was cleaned.
-    if (generation === undefined || generation === 0 || generation > this.snapshot.generation) throw this.replaced(generation);
-  }
-
-  ensureCurrent(): Promise<void> {
-    return this.settled();
-  }
-
-  private replaced(generation: number | undefined): RepodexError {
-    return new RepodexError('INDEX_CHANGED', `generation ${this.snapshot.generation} was replaced by ${generation ?? 'none'} while answering`);
   }
 
   /** The segment rows of `terms` without their postings (document frequencies), in one statement that also reads the generation. */
@@ -344,7 +364,7 @@ export class PgIndexView implements IndexView {
    * database and the socket).
    */
   private loadAllWhenLongLived(): void {
-    if (++this.fetches !== LOAD_ALL_AFTER || this.snapshot.postings > LOAD_ALL_POSTINGS) return;
+    if (++this.fetches !== LOAD_ALL_AFTER || this.postingsWritten > LOAD_ALL_POSTINGS) return;
     this.loadAll().then(
       (dictionary) => {
         this.dictionary = dictionary;
@@ -357,17 +377,23 @@ export class PgIndexView implements IndexView {
     );
   }
 
-  /** Every segment row of this generation, in one statement that proves it. */
+  /** Every segment row of this generation, copied out in a transaction that proves it. */
   private async loadAll(): Promise<SegmentDictionary> {
-    const [row] = await this.current<{ generation: string; found: Buffer | null }>(
-      `SELECT r.generation,
-              string_agg(int4send(octet_length(convert_to(p.term, 'UTF8'))) || convert_to(p.term, 'UTF8') || int8send(p.segment) || int4send(p.df) || int4send(octet_length(p.postings)) || p.postings, ''::bytea) AS found
-         FROM repos r LEFT JOIN segment_postings p ON p.repo_id = r.id AND p.repo_id = $1
-        WHERE r.id = $1
-        GROUP BY r.id, r.generation`,
-      [this.repoId],
+    // COPY takes no parameters: the id goes in the text, so it must be the uuid the database gave.
+    if (!UUID.test(this.repoId)) throw new RepodexError('INTERNAL', `not a repository id: ${this.repoId}`);
+    const copied = await inTransaction(
+      this.pool,
+      async (tx) => {
+        const epoch = this.proof.now();
+        const [repo] = await tx.query<{ generation: string }>('SELECT generation FROM repos WHERE id = $1', [this.repoId]);
+        const generation = repo === undefined ? undefined : Number(repo.generation);
+        this.proof.saw(epoch, generation);
+        if (generation !== this.snapshot.generation) throw this.replaced(generation);
+        return tx.copyOut(`COPY (SELECT term, segment, df, postings FROM segment_postings WHERE repo_id = '${this.repoId}') TO STDOUT (FORMAT binary)`);
+      },
+      'repeatable read',
     );
-    return new SegmentDictionary(row?.found ?? Buffer.alloc(0));
+    return SegmentDictionary.build(copied);
   }
 
   private async fetchPostings(terms: readonly string[]): Promise<(PostingList | undefined)[]> {
