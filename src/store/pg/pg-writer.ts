@@ -16,8 +16,24 @@ function pgText(text: string): string {
 const FLUSH_CHUNKS = 2_000;
 /** Postings gathered into one segment before it is written and the next begins (bounds the writer's memory). */
 const SEGMENT_POSTINGS = 500_000;
-/** Postings written by one sync from which the tables' statistics are refreshed at once (a small write leaves that to autovacuum). */
+/** Postings written by one sync from which the tables' statistics may need refreshing at once (a small write leaves that to autovacuum)… */
 const ANALYZE_AFTER = 50_000;
+/** …when they are at least this share of the rows the statistics counted. */
+const ANALYZE_SHARE = 0.25;
+
+/**
+ * Whether a commit that wrote `postings` segment rows refreshes the planner's statistics itself:
+ * when the write is large and a large part of what the statistics describe (`counted`: the
+ * table's rows when last analyzed; negative or 0 when never, or on a Citus coordinator). The
+ * first sync into an empty table needs them at once: without them PostgreSQL reads every row
+ * of a repository to find a term (measured: 90 ms instead of 0.1 ms per search on playwright).
+ * A rebuild of one repository among many changes them little, and ANALYZE then costs a
+ * database shared by every request a second of a core (it reads up to 30,000 pages of each
+ * table): autovacuum refreshes them in the background once a tenth of a table changed.
+ */
+export function analyzeAfterCommit(postings: number, counted: number): boolean {
+  return postings >= ANALYZE_AFTER && (counted <= 0 || postings >= counted * ANALYZE_SHARE);
+}
 /** More segments than this are folded into one (all but the first, oldest and largest)… */
 const MAX_SEGMENTS = 8;
 /** …and all of them when more than this share of the chunks they were written with is gone. */
@@ -298,11 +314,11 @@ export class PgGenerationWriter implements GenerationWriter {
         [this.repoId, Number(counts!.generation) + 1, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
       );
       await session.query('COMMIT');
-      // Fresh planner statistics after a large write: without them PostgreSQL reads every row of a
-      // repository to find a term (measured: 90 ms instead of 0.1 ms per search on playwright)
-      // until autovacuum gets to it.
       const postings = this.written.reduce((sum, w) => sum + w.postings, 0);
-      if (postings >= ANALYZE_AFTER) await session.query('ANALYZE files, chunks, segments, segment_postings');
+      if (postings >= ANALYZE_AFTER) {
+        const [table] = await session.query<{ counted: number }>("SELECT reltuples AS counted FROM pg_class WHERE oid = 'segment_postings'::regclass");
+        if (analyzeAfterCommit(postings, Number(table?.counted ?? -1))) await session.query('ANALYZE files, chunks, segments, segment_postings');
+      }
       return { meta, merged };
     } catch (error) {
       broken = true;
