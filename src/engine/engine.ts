@@ -311,7 +311,7 @@ export class Engine {
     const ctx = this.context();
     // A watcher (servers, daemons) proves an unchanged tree without the walk a one-shot status makes.
     const probe = this.probe;
-    const checkTree = probe === statProbe ? undefined : (view: IndexView): Promise<TreeCheck> => probe.check(ctx, view);
+    const checkTree = probe === statProbe ? undefined : (view: CatalogView): Promise<TreeCheck> => probe.check(ctx, view);
     const report = await computeStatus(ctx, this.store, this.autoIndex(ctx), await this.embedderIfAny(ctx), checkTree);
     // A damaged lexical index is never opened to describe its vectors: the panel shows none.
     const semantic = await this.semanticStatus(ctx, report.indexed);

@@ -2,7 +2,7 @@ import { type GitHead, readGitHead } from '../core/git.js';
 import { isRepodexError } from '../core/errors.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import { RepoScope } from '../scan/scope.js';
-import type { CatalogView, IndexMeta, IndexStore, IndexView, LockOwner } from '../store/backend.js';
+import type { CatalogView, IndexMeta, IndexStore, LockOwner } from '../store/backend.js';
 import { type ChangeKind, type Changes, changeCount, changeExamples, detectChanges } from './changes.js';
 import type { TreeCheck } from './probe.js';
 import type { Embedder } from '../vector/embedder.js';
@@ -140,7 +140,7 @@ export function describeChanges(changes: Changes): string | undefined {
  * mtime), or git HEAD moved. `damage` lists what `verify` would find damaged (every checksum of
  * every file, without the cross-references), `embedder` being the one the config names.
  */
-export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder, checkTree?: (view: IndexView) => Promise<TreeCheck>): Promise<StatusReport> {
+export async function computeStatus(ctx: RepoContext, store: IndexStore, autoIndex: boolean, embedder?: Embedder, checkTree?: (view: CatalogView) => Promise<TreeCheck>): Promise<StatusReport> {
   const root = ctx.paths.root;
   const owner = (await store.syncRunning()) ?? null;
   const head = readGitHead(root);
@@ -153,12 +153,13 @@ export async function computeStatus(ctx: RepoContext, store: IndexStore, autoInd
     if (!isRepodexError(error)) throw error;
     damage.push(error.message);
   }
-  let view: IndexView | undefined;
+  let view: CatalogView | undefined;
   if (meta) {
     damage.push(...(await store.check()).problems);
     if (damage.length === 0) {
       try {
-        view = await store.open();
+        // The catalog is all status reads (a database store then reads no chunk rows: the page's status panel asks often).
+        view = await store.openCatalog();
       } catch (error) {
         if (!isRepodexError(error)) throw error;
         damage.push(error.message);
