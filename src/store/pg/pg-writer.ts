@@ -18,21 +18,22 @@ const FLUSH_CHUNKS = 2_000;
 const SEGMENT_POSTINGS = 500_000;
 /** Postings written by one sync from which the tables' statistics may need refreshing at once (a small write leaves that to autovacuum)… */
 const ANALYZE_AFTER = 50_000;
-/** …when they are at least this share of the rows the statistics counted. */
+/** …when they are at least this share of every repository's postings. */
 const ANALYZE_SHARE = 0.25;
 
 /**
  * Whether a commit that wrote `postings` segment rows refreshes the planner's statistics itself:
- * when the write is large and a large part of what the statistics describe (`counted`: the
- * table's rows when last analyzed; negative or 0 when never, or on a Citus coordinator). The
- * first sync into an empty table needs them at once: without them PostgreSQL reads every row
- * of a repository to find a term (measured: 90 ms instead of 0.1 ms per search on playwright).
- * A rebuild of one repository among many changes them little, and ANALYZE then costs a
- * database shared by every request a second of a core (it reads up to 30,000 pages of each
- * table): autovacuum refreshes them in the background once a tenth of a table changed.
+ * when the write is large and a large part of the postings every repository's segments hold
+ * now (`held`, this write's included). The first sync into an empty database needs them at
+ * once: without them PostgreSQL reads every row of a repository to find a term (measured: 90 ms
+ * instead of 0.1 ms per search on playwright). A rebuild of one repository among many changes
+ * them little, and ANALYZE then costs a database shared by every request a second of a core (it
+ * reads up to 30,000 pages of each table): autovacuum refreshes them in the background once a
+ * tenth of a table changed. (Counted from `segments`, not from the table's own statistics: on
+ * Citus those live on the workers, and a coordinator's count none.)
  */
-export function analyzeAfterCommit(postings: number, counted: number): boolean {
-  return postings >= ANALYZE_AFTER && (counted <= 0 || postings >= counted * ANALYZE_SHARE);
+export function analyzeAfterCommit(postings: number, held: number): boolean {
+  return postings >= ANALYZE_AFTER && postings >= held * ANALYZE_SHARE;
 }
 /** More segments than this are folded into one (all but the first, oldest and largest)… */
 const MAX_SEGMENTS = 8;
@@ -316,8 +317,8 @@ export class PgGenerationWriter implements GenerationWriter {
       await session.query('COMMIT');
       const postings = this.written.reduce((sum, w) => sum + w.postings, 0);
       if (postings >= ANALYZE_AFTER) {
-        const [table] = await session.query<{ counted: number }>("SELECT reltuples AS counted FROM pg_class WHERE oid = 'segment_postings'::regclass");
-        if (analyzeAfterCommit(postings, Number(table?.counted ?? -1))) await session.query('ANALYZE files, chunks, segments, segment_postings');
+        const [all] = await session.query<{ held: string }>('SELECT coalesce(sum(postings), 0) AS held FROM segments');
+        if (analyzeAfterCommit(postings, Number(all?.held ?? 0))) await session.query('ANALYZE files, chunks, segments, segment_postings');
       }
       return { meta, merged };
     } catch (error) {
