@@ -17,8 +17,8 @@ export interface HeldSession extends SqlSession {
    */
   copyIn(statement: string, data: Iterable<string>): Promise<void>;
   /**
-   * Everything a `COPY … TO STDOUT` statement sends, as one buffer (in binary format: see
-   * copy-binary.ts). Reading many rows this way costs the database and this process a fraction of
+   * Everything a `COPY … TO STDOUT` statement sends, as one buffer (the binary format, as
+   * SegmentDictionary reads it). Reading many rows this way costs the database and this process a fraction of
    * a statement's rows: no row is turned into a value of its own, and no bytea into hex.
    */
   copyOut(statement: string): Promise<Buffer>;
