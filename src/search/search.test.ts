@@ -453,6 +453,28 @@ describe('regression: mathematically equal scores are ties, whatever terms produ
   });
 });
 
+describe('working buffers reused between queries', () => {
+  // A query's per-chunk buffers are zeroed for the next one: chunk by chunk when it touched few,
+  // all at once when it touched most of the index. Either way the next answer is as if it were first.
+  it('a query touching every chunk, then narrower ones, answer as they do on a fresh engine', async () => {
+    const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`src/m${i}.ts`, `export const common${i} = 'shared word';\n${i % 3 === 0 ? 'rare token here\n' : ''}`]));
+    const root = makeRepo(files);
+    const warm = createEngine({ root });
+    await warm.sync();
+    const broad = await warm.search({ q: 'shared word', top_k: 20 });
+    expect(broad.matched).toBe(12);
+    const queries = ['rare token', 'shared rare', 'common3 word', 'shared word'];
+    const after = [];
+    for (const q of queries) after.push(await warm.search({ q, top_k: 20 }));
+    for (const [i, q] of queries.entries()) {
+      const fresh = createEngine({ root });
+      const first = await fresh.search({ q, top_k: 20 });
+      expect(after[i]!.results.map((hit) => [hit.path, hit.score, hit.why]), q).toEqual(first.results.map((hit) => [hit.path, hit.score, hit.why]));
+      expect(after[i]!.matched, q).toBe(first.matched);
+    }
+  });
+});
+
 describe('long queries (bug reports, stack traces)', () => {
   // Forty files share a vocabulary of template words; one holds the rare identifier the report is about.
   const boilerplate = ['environment', 'version', 'node', 'npm', 'parser', 'configuration', 'expected', 'actual', 'behavior', 'steps', 'reproduce', 'output', 'report', 'issue', 'running', 'command', 'result', 'default', 'setting', 'option', 'value', 'error', 'message', 'result', 'happens', 'instead', 'please', 'provide', 'details', 'information', 'context', 'example', 'problem', 'describe'];

@@ -396,15 +396,29 @@ interface QueryState extends Scratch {
 function collectCandidates(state: QueryState, lists: readonly (PostingList | undefined)[]): void {
   const { allowed, masks, touched } = state;
   const chunkFile = state.view.docFile;
+  let count = state.count;
   lists.forEach((list, t) => {
     if (!list) return;
     const bit = 1 << t;
     for (const id of list.docs) {
       if (allowed && allowed[chunkFile[id]!] === 0) continue;
-      if (masks[id] === 0) touched[state.count++] = id;
-      masks[id]! |= bit;
+      count = touch(touched, count, masks, id, bit);
     }
   });
+  state.count = count;
+}
+
+/**
+ * Mark `id` as matching the term of `bit`, adding it to the candidates the first time; returns the
+ * candidate count. Branch-free: whether a doc is new is a coin toss the processor cannot predict,
+ * so the id is always written and the count moves only for a new one (the slot is overwritten
+ * otherwise; a write one past a full `touched` is dropped by the typed array).
+ */
+function touch(touched: Uint32Array, count: number, masks: Uint32Array, id: number, bit: number): number {
+  const mask = masks[id]!;
+  touched[count] = id;
+  masks[id] = mask | bit;
+  return count + (mask === 0 ? 1 : 0);
 }
 
 /**
@@ -433,33 +447,43 @@ function scoreBm25(state: QueryState, lists: readonly (PostingList | undefined)[
   const idfs = new Float64Array(lists.length);
   // Whole files as documents too (`files`): each term's frequency summed over a file's chunks.
   const fileNorm = files ? fileNorms(state.view) : undefined;
+  let count = state.count;
   lists.forEach((list, t) => {
     if (!list) return;
     const idf = bm25Idf(n, list.df);
     idfs[t] = idf;
     const bit = 1 << t;
     const { docs, tfs } = list;
+    if (!fileNorm) {
+      for (let i = 0; i < docs.length; i++) {
+        const id = docs[i]!;
+        if (allowed && allowed[chunkFile[id]!] === 0) continue;
+        count = touch(touched, count, masks, id, bit);
+        scores[id]! += bm25Weight(idf, tfs[i]!, norms[id]!);
+      }
+      return;
+    }
     // A file's docs are consecutive and postings are in doc order: a file's frequency is a run.
+    const whole = files!.whole;
     let runFile = -1;
     let runTf = 0;
     for (let i = 0; i < docs.length; i++) {
       const id = docs[i]!;
       const file = chunkFile[id]!;
       if (allowed && allowed[file] === 0) continue;
-      if (masks[id] === 0) touched[state.count++] = id;
-      masks[id]! |= bit;
-      scores[id]! += bm25Weight(idf, tfs[i]!, norms[id]!);
-      if (fileNorm) {
-        if (file !== runFile) {
-          if (runFile >= 0) files!.whole[runFile]! += bm25Weight(idf, runTf, fileNorm[runFile]!);
-          runFile = file;
-          runTf = 0;
-        }
-        runTf += tfs[i]!;
+      count = touch(touched, count, masks, id, bit);
+      const tf = tfs[i]!;
+      scores[id]! += bm25Weight(idf, tf, norms[id]!);
+      if (file !== runFile) {
+        if (runFile >= 0) whole[runFile]! += bm25Weight(idf, runTf, fileNorm[runFile]!);
+        runFile = file;
+        runTf = 0;
       }
+      runTf += tf;
     }
-    if (fileNorm && runFile >= 0) files!.whole[runFile]! += bm25Weight(idf, runTf, fileNorm[runFile]!);
+    if (runFile >= 0) whole[runFile]! += bm25Weight(idf, runTf, fileNorm[runFile]!);
   });
+  state.count = count;
   return idfs;
 }
 
@@ -543,19 +567,21 @@ function scoreForms(state: QueryState, forms: readonly Inflection[], lists: read
   const norms = docNorms(state.view);
   const { allowed, masks, scores, touched } = state;
   const chunkFile = state.view.docFile;
+  let count = state.count;
   forms.forEach(({ term }, f) => {
     const list = lists[f];
     if (!list) return;
     const bit = 1 << term;
     const idf = bm25Idf(n, list.df);
-    for (let i = 0; i < list.docs.length; i++) {
-      const id = list.docs[i]!;
+    const { docs, tfs } = list;
+    for (let i = 0; i < docs.length; i++) {
+      const id = docs[i]!;
       if ((masks[id]! & bit) !== 0 || (allowed && allowed[chunkFile[id]!] === 0)) continue;
-      if (masks[id] === 0) touched[state.count++] = id;
-      masks[id]! |= bit;
-      scores[id]! += weight * bm25Weight(idf, list.tfs[i]!, norms[id]!);
+      count = touch(touched, count, masks, id, bit);
+      scores[id]! += weight * bm25Weight(idf, tfs[i]!, norms[id]!);
     }
   });
+  state.count = count;
 }
 
 /** A field (path or declared names): weight × the field term's idf, for chunks that already match content. */
@@ -588,9 +614,18 @@ interface FileScratch {
 
 /** Zero what a query set: its candidates' scores and masks, and their files' scratch entries. */
 function clearScratch(state: QueryState, files: FileScratch): void {
-  const { masks, scores, touched } = state;
+  const { masks, scores, touched, count } = state;
+  // A query that touched much of the index (common words in a large repository): zero it all at memory speed.
+  if (count * 4 > scores.length) {
+    scores.fill(0);
+    masks.fill(0);
+    files.mask.fill(0);
+    files.add.fill(0);
+    files.whole.fill(0);
+    return;
+  }
   const chunkFile = state.view.docFile;
-  for (let i = 0; i < state.count; i++) {
+  for (let i = 0; i < count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
     files.mask[file] = 0;
@@ -617,33 +652,32 @@ function applyFileSignals(
   history: readonly (PostingList | undefined)[],
   files: FileScratch,
 ): void {
-  const { masks, scores, touched, view } = state;
+  const { masks, scores, touched, view, count } = state;
   const chunkFile = view.docFile;
-  const fileMask = files.mask;
-  for (let i = 0; i < state.count; i++) {
+  const { mask: fileMask, whole, add } = files;
+  for (let i = 0; i < count; i++) {
     const id = touched[i]!;
     fileMask[chunkFile[id]!]! |= masks[id]!;
   }
-  addHistory(view, history, rank.history, fileMask, files.add);
+  addHistory(view, history, rank.history, fileMask, add);
   const mentions = rank.mention > 0 && mentioned.size > 0;
   // The coverage factor of a file matching k of the query's terms, for every k.
   const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, rank.coord));
   const roleCodes = roles.codes;
-  for (let i = 0; i < state.count; i++) {
+  const { file: fileWeight, coord, whole: wholeWeight, mention } = rank;
+  for (let i = 0; i < count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
     const inFile = fileMask[file]!;
     let score = scores[id]!;
-    if (rank.file > 0) {
-      const elsewhere = inFile & ~masks[id]!;
-      if (elsewhere !== 0) for (let t = 0; t < state.terms; t++) if (elsewhere & (1 << t)) score += rank.file * idfs[t]!;
-    }
-    if (rank.coord > 0) score *= coverage[popcount(inFile)]!;
-    score += rank.whole * files.whole[file]!;
+    // Each term the file matches elsewhere, lowest term first (the order the sum has always taken).
+    if (fileWeight > 0) for (let elsewhere = inFile & ~masks[id]!; elsewhere !== 0; elsewhere &= elsewhere - 1) score += fileWeight * idfs[31 - Math.clz32(elsewhere & -elsewhere)]!;
+    if (coord > 0) score *= coverage[popcount(inFile)]!;
+    score += wholeWeight * whole[file]!;
     const role = roleCodes[file]!;
     score *= weights[role !== UNKNOWN_ROLE ? role : roles.of(file)]!;
-    score += files.add[file]!;
-    if (mentions && mentioned.has(file)) score *= 1 + rank.mention;
+    score += add[file]!;
+    if (mentions && mentioned.has(file)) score *= 1 + mention;
     scores[id] = roundScore(score);
   }
 }
