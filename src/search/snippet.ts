@@ -30,57 +30,73 @@ function termsIn(text: string, words: QueryWords): Set<string> {
  * the tokenizer's identifier parts amount to, at the cost of native string search.
  */
 export function focusSnippet(lines: readonly string[], startLine: number, words: QueryWords): FocusedSnippet | undefined {
-  const weightOf = new Map<string, number>();
-  for (const { term, weight } of words.values()) weightOf.set(term, Math.max(weightOf.get(term) ?? 0, weight, 1e-6));
+  // Each term a bit (a query has at most MAX_QUERY_TERMS = 32), and its weight: a window's terms are then a mask.
+  const bitOf = new Map<string, number>();
+  const weights: number[] = [];
+  for (const { term, weight } of words.values()) {
+    let bit = bitOf.get(term);
+    if (bit === undefined) {
+      bit = weights.length;
+      bitOf.set(term, bit);
+      weights.push(0);
+    }
+    weights[bit] = Math.max(weights[bit]!, weight, 1e-6);
+  }
+  // Summed lowest term first, so windows holding the same terms weigh exactly the same.
+  const weightOf = (mask: number): number => {
+    let total = 0;
+    for (let rest = mask; rest !== 0; rest &= rest - 1) total += weights[31 - Math.clz32(rest & -rest)]!;
+    return total;
+  };
   const text = lines.join('\n').toLowerCase();
-  const starts: number[] = [];
+  const starts = new Uint32Array(lines.length);
   for (let at = 0, i = 0; i < lines.length; i++) {
-    starts.push(at);
+    starts[i] = at;
     at += lines[i]!.length + 1;
   }
-  const held: (Set<string> | undefined)[] = new Array(lines.length);
+  const held = new Int32Array(lines.length);
   for (const [word, { term }] of words) {
+    const bit = 1 << bitOf.get(term)!;
     for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length)) {
       const line = lineAt(starts, at);
-      (held[line] ??= new Set()).add(term);
+      held[line] = held[line]! | bit;
     }
   }
   // Non-blank lines and the terms each holds.
-  const rows: { line: number; terms: Set<string> | undefined }[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() !== '') rows.push({ line: i, terms: held[i] });
-  });
+  const rowLine: number[] = [];
+  const rowMask: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!NON_BLANK.test(lines[i]!)) continue;
+    rowLine.push(i);
+    rowMask.push(held[i]!);
+  }
   const windowWeight = (from: number): number => {
-    const seen = new Set<string>();
-    for (let k = from; k < Math.min(from + SNIPPET_LINES, rows.length); k++) for (const term of rows[k]!.terms ?? []) seen.add(term);
-    let total = 0;
-    for (const term of seen) total += weightOf.get(term)!;
-    return total;
-  };
-  // On a tie, the window whose first line holds more: it starts where the matches are, not on a stray one above them.
-  const lineWeight = (k: number): number => {
-    let total = 0;
-    for (const term of rows[k]!.terms ?? []) total += weightOf.get(term)!;
-    return total;
+    let mask = 0;
+    for (let k = from; k < Math.min(from + SNIPPET_LINES, rowMask.length); k++) mask |= rowMask[k]!;
+    return weightOf(mask);
   };
   let best = -1;
   let bestWeight = 0;
-  for (let k = 0; k < rows.length; k++) {
-    if (!rows[k]!.terms) continue;
+  for (let k = 0; k < rowMask.length; k++) {
+    if (rowMask[k] === 0) continue;
     const weight = windowWeight(k);
-    if (weight > bestWeight || (weight === bestWeight && best >= 0 && lineWeight(k) > lineWeight(best))) {
+    // On a tie, the window whose first line holds more: it starts where the matches are, not on a stray one above them.
+    if (weight > bestWeight || (weight === bestWeight && best >= 0 && weightOf(rowMask[k]!) > weightOf(rowMask[best]!))) {
       best = k;
       bestWeight = weight;
     }
   }
   if (best < 0 || windowWeight(0) >= bestWeight) return undefined;
-  const first = rows[best]!.line;
-  const last = rows[Math.min(best + SNIPPET_LINES, rows.length) - 1]!.line;
+  const first = rowLine[best]!;
+  const last = rowLine[Math.min(best + SNIPPET_LINES, rowLine.length) - 1]!;
   return { snippet: makeSnippet(lines, first + 1, last + 1), line: startLine + first, last: startLine + last };
 }
 
+/** A line with something on it (what `trim() !== ''` says, without making the trimmed copy). */
+const NON_BLANK = /\S/;
+
 /** Index of the line holding character `at`, given each line's start offset (ascending). */
-function lineAt(starts: readonly number[], at: number): number {
+function lineAt(starts: Uint32Array, at: number): number {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {
