@@ -43,6 +43,8 @@ export interface CallResult<O extends Op = Op> {
   readonly blocked: boolean;
   readonly warnings: string[];
   readonly duration_ms: number;
+  /** `data` as JSON, when it was made already (measuring the answer against the response cap). */
+  readonly json?: string | undefined;
 }
 
 /** A refusal inside an answer (`open`, `outline`: the answer itself; `fetch`: its first refused chunk). */
@@ -63,6 +65,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   const time = new Date().toISOString();
   const requestId = context.requestId ?? randomUUID();
   let data: ResponseOf<O> | undefined;
+  let json: string | undefined;
   let error: CallError | undefined;
   let blocked = false;
   const warnings: string[] = [];
@@ -73,6 +76,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
     const answer = await handle(engine, request, context);
     const fitted = fitResponse(request.op, answer, maxBytes);
     data = fitted.data;
+    json = fitted.json;
     const own = (data as { warnings?: unknown }).warnings;
     if (Array.isArray(own)) warnings.push(...(own as string[]));
     else if (fitted.warning) warnings.push(fitted.warning);
@@ -89,7 +93,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   const { op, id: _id, ...args } = request as { op: O; id?: unknown } & Record<string, unknown>;
   recordCall(engine.auditLog, context, { time, request_id: requestId, op, args, outcome: error ? error.code : 'ok', blocked, duration_ms: durationMs });
   if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL), after it was logged
-  return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs };
+  return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs, json };
 }
 
 /** Longest op, tool or field name a refused call records: a client may send anything as a name. */

@@ -26,14 +26,18 @@ function fitting<T>(items: readonly T[], room: number, fromEnd = false): number 
 export interface Fitted<T> {
   readonly data: T;
   readonly warning: string | undefined;
+  /** `data` as JSON, when it fit as it was: measuring it made the text a front end would send. */
+  readonly json?: string;
 }
 
 type Data = Record<string, unknown>;
 
 /** Cut `data` (the answer of `op`) to at most `maxBytes` of JSON. Answers that fit are returned as they are. */
 export function fitResponse<T>(op: Op, data: T, maxBytes: number): Fitted<T> {
-  const size = bytes(data);
-  if (size <= maxBytes) return { data, warning: undefined };
+  const json = JSON.stringify(data) ?? '';
+  // No multi-byte character makes a text longer in bytes than 3 × its UTF-16 length: most answers need no count.
+  const size = json.length * 3 <= maxBytes ? json.length : Buffer.byteLength(json, 'utf8');
+  if (size <= maxBytes) return { data, warning: undefined, json };
   const record = data as unknown as Data;
   const over = `the answer (${size} bytes) is over max_total_bytes_per_response (${maxBytes} bytes)`;
   const cut = (field: string, fromEnd: boolean, extra: (kept: number, total: number) => Data): { kept: number; total: number; data: T } => {

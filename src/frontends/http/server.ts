@@ -419,7 +419,8 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     return withTimeout(c, route.long ? longTimeoutMs : timeoutMs, async () => {
       const result = await call(server.engine, parsed.data, { frontend: 'http', tool: calledAs, requestId: state.request_id, client: state.client });
       if (result.data === undefined) return callFailure(c, result.error!);
-      if (!result.error) return c.json(result.data as object, 200);
+      // The answer's JSON was made when it was measured against the response cap: sent as it is.
+      if (!result.error) return result.json !== undefined ? c.body(result.json, 200, { 'Content-Type': 'application/json' }) : c.json(result.data as object, 200);
       // A refused read still answers what it can: a fetch that served some chunks is a success.
       const served = route.op === 'fetch' && (result.data as { chunks: object[] }).chunks.some((chunk) => !('error' in chunk));
       return c.json(result.data as object, served ? 200 : statusOf(result.error.code));
