@@ -28,8 +28,8 @@ export interface JsonlOptions {
  */
 export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | string>, output: Writable, options: JsonlOptions = {}): Promise<void> {
   const max = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
-  const write = async (response: Response): Promise<void> => {
-    if (!output.write(`${JSON.stringify(response)}\n`)) {
+  const write = async (response: Response | Serialized): Promise<void> => {
+    if (!output.write(`${response instanceof Serialized ? response.text : JSON.stringify(response)}\n`)) {
       await new Promise<void>((resolve) => output.once('drain', resolve));
     }
   };
@@ -83,7 +83,12 @@ export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | s
   if (sawBytes || oversized) await endLine(); // a last line without its newline still gets an answer
 }
 
-async function respond(engine: Engine, line: Buffer, log?: (message: string) => void): Promise<Response> {
+/** A response line already made: the JSON of its answer was made when it was measured against the response cap. */
+class Serialized {
+  constructor(readonly text: string) {}
+}
+
+async function respond(engine: Engine, line: Buffer, log?: (message: string) => void): Promise<Response | Serialized> {
   // A line that is no request at all is a call too: the audit log records what was wrong with it.
   const unreadable = (error: string, head: Uint8Array | string = line, id: { id?: string | number } = {}): Response => {
     recordUnreadable(engine, 'jsonl', error, { bytes: line.length, head });
@@ -133,6 +138,11 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
     }
     // Answers without their own `warnings` (a cut `open`, say) carry the call's at the top level.
     const extra = result.warnings.length > 0 && !('warnings' in (result.data as object)) ? { warnings: result.warnings } : {};
+    if (result.json !== undefined) {
+      // The line JSON.stringify would make of { ok, op, data, ...extra, ...id }, around the answer's JSON as it was made.
+      const rest = JSON.stringify({ ...extra, ...id });
+      return new Serialized(`{"ok":true,"op":${JSON.stringify(op)},"data":${result.json}${rest === '{}' ? '}' : `,${rest.slice(1)}`}`);
+    }
     return { ok: true, op, data: result.data, ...extra, ...id };
   } catch (error) {
     log?.(`internal error on ${op}: ${(error as Error).stack ?? String(error)}`);
