@@ -74,7 +74,9 @@ try {
     process.stderr.write('repodex build: V8 refused the code cache it made; the CLI will load without one\n');
   }
 } finally {
-  rmSync(root, { recursive: true, force: true });
+  // The commands' audit and analytics lines are written as the process exits (after the exit
+  // listeners the commands registered): removed now, the folder would be made again then.
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
 }
 // The commands may leave timers behind (an idle engine's): the cache is written, so stop here.
 process.exit(0);

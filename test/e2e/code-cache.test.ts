@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,5 +80,16 @@ describe('the CLI code cache', () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
     const answered = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin', 'repodex.js'), 'serve', '--mcp'], { cwd: repo, input: `${JSON.stringify(initialize)}\n`, encoding: 'utf8', env: { ...process.env, REPODEX_DAEMON: '0' }, timeout: 20_000 });
     expect(JSON.parse(answered.split('\n')[0]!).result.serverInfo.name).toBe('repodex');
+  });
+
+  it('is made again without leaving anything in the temporary folder', () => {
+    // The commands it runs to train the cache log calls as the process exits: its throwaway repository must go after them.
+    mkdirSync(join(copy, 'scripts'), { recursive: true });
+    cpSync(join(PROJECT_ROOT, 'scripts', 'code-cache.mjs'), join(copy, 'scripts', 'code-cache.mjs'));
+    rmSync(join(copy, 'dist', 'cli.cache'), { force: true });
+    const temporary = tempDir('repodex-tmpdir-');
+    execFileSync(process.execPath, [join(copy, 'scripts', 'code-cache.mjs')], { env: { ...process.env, TMPDIR: temporary }, stdio: 'ignore' });
+    expect(takesCache(join(copy, 'dist'))).toBe(true);
+    expect(readdirSync(temporary)).toEqual([]);
   });
 });
