@@ -101,6 +101,18 @@ function removeFile(path: string): boolean {
 }
 
 /**
+ * Make a data folder when it is missing. Its parent must exist unless `parents`: a line logged as
+ * a server stops, for a repository deleted meanwhile, must not make the repository's folder again.
+ */
+function makeDataDir(dir: string, parents = false): void {
+  try {
+    mkdirSync(dir, { recursive: parents });
+  } catch (error) {
+    if (!isErrnoException(error, 'EEXIST')) throw error;
+  }
+}
+
+/**
  * `.repodex/audit.jsonl`: one JSON line per call, each with a checksum of its own (its last field,
  * see core/checked-json.ts), appended (one `write` per batch of whole lines, so lines from concurrent
  * processes never interleave), rotated to `audit.1.jsonl` past 4 MiB (under a lock file, so two processes never
@@ -110,7 +122,11 @@ export class FileAuditLog implements AuditStore {
   readonly where: string;
   private readonly rotated: string;
 
-  constructor(private readonly dataDir: string) {
+  constructor(
+    private readonly dataDir: string,
+    /** Make the folder's parents too when it is missing (a server's own folder); a repository's `.repodex/` needs its repository. */
+    private readonly makeParents = false,
+  ) {
     this.where = join(dataDir, AUDIT_FILE);
     this.rotated = join(dataDir, AUDIT_ROTATED_FILE);
   }
@@ -125,7 +141,7 @@ export class FileAuditLog implements AuditStore {
       if (isErrnoException(error, 'ENOENT')) {
         try {
           // First call in this repository: the data folder, with its .gitignore (never in git status).
-          mkdirSync(this.dataDir, { recursive: true });
+          makeDataDir(this.dataDir, this.makeParents);
           createFileAtomic(join(this.dataDir, '.gitignore'), '*\n', this.dataDir);
           appendFileSync(this.where, line, { mode: 0o600 });
         } catch {
@@ -296,7 +312,7 @@ export class FileAnalytics implements AnalyticsStore {
 
   async add(delta: AnalyticsDelta): Promise<boolean> {
     try {
-      mkdirSync(this.dataDir, { recursive: true });
+      makeDataDir(this.dataDir);
       const written = withFileLock(this.path, () => {
         const current = this.counts();
         this.write({ queries: current.queries + delta.queries, hits: current.hits + delta.hits, misses: current.misses + delta.misses, last_query_ts: delta.last ?? current.last_query_ts });

@@ -23,7 +23,7 @@ export class FileRegistry implements RepoRegistry {
 
   constructor(private readonly folder: string) {
     this.where = join(folder, REGISTRY_FILE);
-    this.audit = new FileAuditLog(folder);
+    this.audit = new FileAuditLog(folder, true);
   }
 
   async list(): Promise<RegisteredRepo[]> {
