@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers.js';
-import { AUDIT_FILE, FileAnalytics, FileAuditLog } from './fs-control.js';
+import { AUDIT_FILE, AUDIT_ROTATED_FILE, FileAnalytics, FileAuditLog } from './fs-control.js';
 
 const entry = (i: number) => ({ time: new Date(Date.UTC(2026, 10, 26, 0, 0, i % 60)).toISOString(), request_id: `r${i}`, frontend: 'jsonl', op: 'search', args: { q: `query number ${i}` }, outcome: 'ok', blocked: false, duration_ms: 1 });
 
@@ -58,5 +58,41 @@ describe('the data folder a log line makes', () => {
     const folder = join(tempDir(), 'not', 'yet');
     new FileAuditLog(folder, true).append(entry(3));
     expect(readFileSync(join(folder, AUDIT_FILE), 'utf8')).toContain('query number 3');
+  });
+});
+
+describe('the audit log file, kept open between batches', () => {
+  const linesOf = (path: string): string[] => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
+
+  it('writes each batch where its path leads now: after another process rotated, replaced or removed it', () => {
+    const dir = tempDir();
+    const path = join(dir, AUDIT_FILE);
+    const rotated = join(dir, AUDIT_ROTATED_FILE);
+    const log = new FileAuditLog(dir);
+    log.append(entry(1));
+    // Another process rotates the log: the next line starts the new file.
+    renameSync(path, rotated);
+    log.append(entry(2));
+    expect(linesOf(rotated).map((line) => JSON.parse(line).request_id)).toEqual(['r1']);
+    expect(linesOf(path).map((line) => JSON.parse(line).request_id)).toEqual(['r2']);
+    // Another process rewrites it (a redaction: a new file renamed over the old one).
+    writeFileSync(`${path}.tmp`, readFileSync(path));
+    renameSync(`${path}.tmp`, path);
+    log.append(entry(3));
+    expect(linesOf(path).map((line) => JSON.parse(line).request_id)).toEqual(['r2', 'r3']);
+    // Removed: made again.
+    rmSync(path);
+    log.append(entry(4));
+    expect(linesOf(path).map((line) => JSON.parse(line).request_id)).toEqual(['r4']);
+  });
+
+  // The open-file count is read from Linux's /proc.
+  it.skipIf(!existsSync('/proc/self/fd'))('holds a bounded number of files open across many repositories, and loses no line', () => {
+    const dirs = Array.from({ length: 150 }, () => tempDir());
+    const logs = dirs.map((dir) => new FileAuditLog(dir));
+    const before = readdirSync('/proc/self/fd').length;
+    for (let round = 0; round < 3; round++) logs.forEach((log, i) => log.append(entry(round * 1000 + i)));
+    expect(readdirSync('/proc/self/fd').length - before).toBeLessThanOrEqual(64);
+    dirs.forEach((dir, i) => expect(linesOf(join(dir, AUDIT_FILE)).map((line) => JSON.parse(line).request_id)).toEqual([`r${i}`, `r${1000 + i}`, `r${2000 + i}`]));
   });
 });
