@@ -10,7 +10,7 @@ import type { AnswerSettings, SyncJobResult, WorkerData, WorkerMessage, WorkerRe
 import { Engine } from './engine/engine.js';
 import { RecentMap } from './core/recent-map.js';
 import { type OutlineParser, outlineThread } from './engine/outline-thread.js';
-import { givingWay } from './engine/give-way.js';
+import { BACKGROUND_NICE, givingWay } from './engine/give-way.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
@@ -106,9 +106,6 @@ async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: 
 /** Syncs and embedding runs give way to the answer threads' reads (see give-way.ts). */
 const pool = workerData as WorkerData | undefined;
 const giveWay = pool ? givingWay(pool.answering) : undefined;
-
-/** The nice value of a thread running syncs or embedding runs (see `runInBackground`). */
-const BACKGROUND_NICE = 10;
 
 const port = parentPort;
 if (port) {

@@ -17,6 +17,9 @@
 export const SLICE_MS = 5;
 export const PAUSE_MS = 20;
 
+/** The nice value of a server's background threads: syncs and embedding runs (see sync-worker.ts), and V8's and libuv's helpers (see frontends/http/main.ts). */
+export const BACKGROUND_NICE = 10;
+
 /** The step hook of background work given the pool's count of reads in hand (see above). */
 export function givingWay(answering: Int32Array, clock: () => number = () => performance.now()): () => Promise<void> | undefined {
   let sliceStarted = clock();

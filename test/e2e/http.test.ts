@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKGROUND_NICE } from '../../src/engine/give-way.js';
 import { testBackends } from '../conformance/backends.js';
 import { committedRepo, git, runCli, runCliAsync, tempDir } from '../helpers.js';
 import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
@@ -526,5 +527,30 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
     expect(damaged.code).toBe(1);
     expect(damaged.stderr).toContain('repos.json');
     expect(damaged.stderr).toContain('restore the file');
+  });
+});
+
+/** Each thread's nice value of a running process, by thread id (Linux's /proc). */
+function threadNices(pid: number): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const thread of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis start at the third; nice is the nineteenth.
+    nices.set(Number(thread), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nices;
+}
+
+describe.skipIf(!existsSync('/proc/self/task'))('team server threads', () => {
+  it("runs V8's and libuv's helper threads at the syncs' lower priority, and its own thread at the server's", async () => {
+    const server = await startTeamServer();
+    try {
+      const nices = threadNices(server.child.pid!);
+      expect(nices.get(server.child.pid!)).toBe(0);
+      expect([...nices.values()].filter((nice) => nice === BACKGROUND_NICE).length).toBeGreaterThanOrEqual(1);
+      expect((await server.request('/health')).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
