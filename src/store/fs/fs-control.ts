@@ -123,7 +123,7 @@ const openLogs = new Map<FileAuditLog, true>();
  * both rotate and one's rename never throws the log the other just rotated away).
  *
  * The file stays open between batches: a server writes a batch per repository on every turn of
- * its event loop, and opening and closing the file each time was a third of what a batch cost.
+ * its event loop, and opening and closing the file each time was half of a batch's system calls.
  * Each batch still stats the path first (for the rotation size) and opens it again when it no
  * longer leads to the file held open: another process rotated the log, rewrote it without a
  * credential, or removed it. A batch then lands exactly where a fresh open would have put it.
