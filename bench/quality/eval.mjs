@@ -61,9 +61,13 @@ const SRC_BM25_VARIANT = 'bm25src';
 /** Languages of the repositories, for the per-task-type report. */
 const LANGUAGE = {
   trpc: 'TypeScript', 'svelte-kit': 'TypeScript', nuxt: 'TypeScript', unocss: 'TypeScript', astro: 'TypeScript',
+  vitest: 'TypeScript', 'tanstack-query': 'TypeScript', 'react-router': 'TypeScript',
   poetry: 'Python', httpx: 'Python', click: 'Python', fzf: 'Go', gin: 'Go', cobra: 'Go', ripgrep: 'Rust', jsoup: 'Java',
   express: 'JavaScript', eslint: 'JavaScript', karma: 'JavaScript', 'commons-lang': 'Java', mockito: 'Java',
 };
+/** The TypeScript monorepos whose fix commits are a task type of their own (what the outside evaluation found weakest). */
+const MONOREPOS = new Set(['svelte-kit', 'nuxt', 'unocss', 'astro', 'vitest', 'tanstack-query', 'react-router']);
+const MONOREPO_TYPE = 'TS monorepo fixes';
 /** Weight of test files in the baselines: the default ranking profile's test weight (src/search/ranking.ts). */
 const BASELINE_TEST_WEIGHT = 0.7;
 const BOOTSTRAP_SAMPLES = 10_000;
@@ -707,7 +711,7 @@ async function main() {
   const repos = [...new Set(tasks.map((t) => t.repo))];
   // Task types: the kind of text (commit messages, bug reports) and the repository's language.
   const kindOf = (e) => (tasks.find((t) => t.id === e.id)?.kind === 'bug-report' ? 'bug reports' : 'commits');
-  const typesOf = (e) => [kindOf(e), LANGUAGE[e.repo] ?? 'other'];
+  const typesOf = (e) => [kindOf(e), LANGUAGE[e.repo] ?? 'other', ...(MONOREPOS.has(e.repo) ? [MONOREPO_TYPE] : [])];
   const types = [...new Set(entries.flatMap(typesOf))].sort((a, b) => (a === 'commits' ? -1 : b === 'commits' ? 1 : a === 'bug reports' ? -1 : b === 'bug reports' ? 1 : a.localeCompare(b)));
   const summary = {};
   for (const v of variants) {
