@@ -199,6 +199,56 @@ function ownString(text: string): string {
 }
 
 /**
+ * Decode the postings of term rank `rank` into `docs` and `tfs` from index `count` on, as
+ * `base + chunk`, keeping only chunks whose `live[base + chunk]` is 1 (every chunk when `live` is
+ * undefined): what a search reads, without a call per posting. Returns the new count, or -1
+ * when the bytes run past the section (damage). The arrays must have room for the term's df.
+ */
+export function decodePostingsInto(
+  bytes: Uint8Array,
+  offsets: Uint32Array,
+  df: Uint32Array,
+  rank: number,
+  base: number,
+  live: Uint8Array | undefined,
+  docs: Uint32Array,
+  tfs: Uint32Array,
+  count: number,
+): number {
+  let at = offsets[rank]!;
+  const end = offsets[rank + 1]!;
+  let previous = 0;
+  const n = df[rank]!;
+  let out = count;
+  for (let i = 0; i < n; i++) {
+    let value = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      if (at >= end) return -1;
+      byte = bytes[at++]!;
+      value |= (byte & 0x7f) << shift;
+      shift += 7;
+    } while (byte & 0x80);
+    previous += value >>> 0;
+    let tf = 0;
+    shift = 0;
+    do {
+      if (at >= end) return -1;
+      byte = bytes[at++]!;
+      tf |= (byte & 0x7f) << shift;
+      shift += 7;
+    } while (byte & 0x80);
+    const doc = base + previous;
+    if (live !== undefined && live[doc] !== 1) continue;
+    docs[out] = doc;
+    tfs[out] = tf >>> 0;
+    out++;
+  }
+  return at === end ? out : -1;
+}
+
+/**
  * Decode the postings of term rank `rank` (see PostingsBuilder): calls `visit(chunk, tf)` in
  * increasing chunk order. Returns false when the bytes run past the section (damage).
  */

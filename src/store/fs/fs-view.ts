@@ -3,7 +3,7 @@ import { RepodexError } from '../../core/errors.js';
 import { RecentMap } from '../../core/recent-map.js';
 import type { Manifest, SegmentRef } from '../../index/manifest.js';
 import type { ChunkRecord, CorpusStats, FileRecord, PostingList } from '../../index/model.js';
-import { decodePostings } from '../../index/postings-builder.js';
+import { decodePostingsInto } from '../../index/postings-builder.js';
 import { type Segment, forEachLiveFile } from '../../index/segment.js';
 import type { OutlineSymbol } from '../../lang/types.js';
 import type { Language } from '../../scan/language.js';
@@ -277,16 +277,9 @@ export class FsIndexView implements IndexView {
         docs = grownDocs;
         tfs = grownTfs;
       }
-      const base = this.docBase[s]!;
-      const outDocs = docs;
-      const outTfs = tfs;
-      decodePostings(terms.postings, terms.offsets, terms.df, rank, (local, tf) => {
-        const doc = base + local;
-        if (docLive[doc] !== 1) return;
-        outDocs[count] = doc;
-        outTfs[count] = tf;
-        count++;
-      });
+      // Sections passed their checksums when the view loaded; postings that still overrun (`repodex verify` names them) are left out.
+      const decoded = decodePostingsInto(terms.postings, terms.offsets, terms.df, rank, this.docBase[s]!, docLive, docs, tfs, count);
+      if (decoded >= 0) count = decoded;
     }
     if (!docs || !tfs || count === 0) return undefined;
     return { term, df: count, docs: docs.subarray(0, count), tfs: tfs.subarray(0, count) };
