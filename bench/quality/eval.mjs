@@ -353,6 +353,27 @@ function cochangeRerank(dir, results, setting) {
 }
 
 /**
+ * A same-folder re-ranking of repodex's files (an experiment: `SIBLING=n:0.3,k:1` in a variant):
+ * each file's score is its best chunk's, plus n × the score of each of the first k files that
+ * sits in the same folder. A fix that touches two files often touches two in one folder.
+ */
+function siblingRerank(results, setting) {
+  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  const best = new Map();
+  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const files = [...best.keys()];
+  const folder = (file) => file.slice(0, file.lastIndexOf('/') + 1);
+  const leaders = files.slice(0, weights.k ?? 1);
+  const scored = files.map((file, i) => {
+    let score = best.get(file);
+    for (const f of leaders) if (f !== file && folder(f) === folder(file)) score += (weights.n ?? 0) * best.get(f);
+    return { file, score, i };
+  });
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.map((x) => x.file);
+}
+
+/**
  * A churn prior on repodex's files (an experiment: `CHURN=0.1` in a variant): each file's best
  * score times 1 + weight × log2(1 + its recent commits), from `.repodex/history.json` (at most
  * 16 commits a file). Files changed often are changed again: the version-history prior of bug
@@ -407,6 +428,8 @@ async function repodexRank(opts, dir, query, spec, exts) {
   delete env.COCHANGE;
   const churn = env.CHURN;
   delete env.CHURN;
+  const sibling = env.SIBLING;
+  delete env.SIBLING;
   // `{srcglob}` lets one variant restrict every repository to its own source extensions.
   const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
   const started = process.hrtime.bigint();
@@ -425,8 +448,9 @@ async function repodexRank(opts, dir, query, spec, exts) {
   if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
   if (cochange) files.splice(0, files.length, ...cochangeRerank(dir, out.results, cochange));
   if (churn) files.splice(0, files.length, ...churnRerank(dir, out.results, Number(churn)));
+  if (sibling) files.splice(0, files.length, ...siblingRerank(out.results, sibling));
   // The files of the results in answer order, one per result: what an agent reading the first five results sees.
-  const hits = imports || cochange || churn ? files : out.results.map((r) => r.path);
+  const hits = imports || cochange || churn || sibling ? files : out.results.map((r) => r.path);
   return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null, partial: out.freshness?.partial !== undefined };
 }
 
