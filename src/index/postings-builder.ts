@@ -250,33 +250,25 @@ export function decodePostingsInto(
 
 /**
  * Decode the postings of term rank `rank` (see PostingsBuilder): calls `visit(chunk, tf)` in
- * increasing chunk order. Returns false when the bytes run past the section (damage).
+ * increasing chunk order. Returns false, visiting nothing, when the bytes run past the section
+ * (damage).
  */
 export function decodePostings(bytes: Uint8Array, offsets: Uint32Array, df: Uint32Array, rank: number, visit: (chunk: number, tf: number) => void): boolean {
-  let at = offsets[rank]!;
-  const end = offsets[rank + 1]!;
-  let previous = 0;
-  const count = df[rank]!;
-  for (let i = 0; i < count; i++) {
-    let value = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      if (at >= end) return false;
-      byte = bytes[at++]!;
-      value |= (byte & 0x7f) << shift;
-      shift += 7;
-    } while (byte & 0x80);
-    previous += value >>> 0;
-    let tf = 0;
-    shift = 0;
-    do {
-      if (at >= end) return false;
-      byte = bytes[at++]!;
-      tf |= (byte & 0x7f) << shift;
-      shift += 7;
-    } while (byte & 0x80);
-    visit(previous, tf >>> 0);
+  const n = df[rank]!;
+  // Every posting takes at least two bytes: a damaged count larger than that is no reason to allocate.
+  if (n > (offsets[rank + 1]! - offsets[rank]!) / 2) return false;
+  if (scratchDocs.length < n) {
+    scratchDocs = new Uint32Array(Math.max(n, scratchDocs.length * 2));
+    scratchTfs = new Uint32Array(scratchDocs.length);
   }
-  return at === end;
+  const docs = scratchDocs;
+  const tfs = scratchTfs;
+  const count = decodePostingsInto(bytes, offsets, df, rank, 0, undefined, docs, tfs, 0);
+  if (count < 0) return false;
+  for (let i = 0; i < count; i++) visit(docs[i]!, tfs[i]!);
+  return true;
 }
+
+/** Reused by `decodePostings` (which never runs inside one of its own visits). */
+let scratchDocs = new Uint32Array(1024);
+let scratchTfs = new Uint32Array(1024);
