@@ -374,6 +374,31 @@ function siblingRerank(results, setting) {
 }
 
 /**
+ * A package re-ranking of repodex's files (an experiment: `PACKAGE=n:0.5` in a variant): each
+ * file's best score times 1 + n × its package's share of the results' summed scores, a package
+ * being the first two folders under `packages*` and the first folder elsewhere. The package whose
+ * files answer the query most, as a whole, is the one a fix most likely touches.
+ */
+function packageRerank(results, setting) {
+  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  const packageOf = (file) => {
+    const parts = file.split('/');
+    return parts.length > 2 && parts[0].startsWith('packages') ? `${parts[0]}/${parts[1]}` : parts.length > 1 ? parts[0] : '';
+  };
+  const best = new Map();
+  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const mass = new Map();
+  let total = 0;
+  for (const r of results) {
+    mass.set(packageOf(r.path), (mass.get(packageOf(r.path)) ?? 0) + r.score);
+    total += r.score;
+  }
+  const scored = [...best].map(([file, score], i) => ({ file, i, score: score * (1 + (weights.n ?? 0) * ((mass.get(packageOf(file)) ?? 0) / (total || 1))) }));
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.map((x) => x.file);
+}
+
+/**
  * A churn prior on repodex's files (an experiment: `CHURN=0.1` in a variant): each file's best
  * score times 1 + weight × log2(1 + its recent commits), from `.repodex/history.json` (at most
  * 16 commits a file). Files changed often are changed again: the version-history prior of bug
@@ -430,6 +455,8 @@ async function repodexRank(opts, dir, query, spec, exts) {
   delete env.CHURN;
   const sibling = env.SIBLING;
   delete env.SIBLING;
+  const pkg = env.PACKAGE;
+  delete env.PACKAGE;
   // `{srcglob}` lets one variant restrict every repository to its own source extensions.
   const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
   const started = process.hrtime.bigint();
@@ -449,8 +476,9 @@ async function repodexRank(opts, dir, query, spec, exts) {
   if (cochange) files.splice(0, files.length, ...cochangeRerank(dir, out.results, cochange));
   if (churn) files.splice(0, files.length, ...churnRerank(dir, out.results, Number(churn)));
   if (sibling) files.splice(0, files.length, ...siblingRerank(out.results, sibling));
+  if (pkg) files.splice(0, files.length, ...packageRerank(out.results, pkg));
   // The files of the results in answer order, one per result: what an agent reading the first five results sees.
-  const hits = imports || cochange || churn || sibling ? files : out.results.map((r) => r.path);
+  const hits = imports || cochange || churn || sibling || pkg ? files : out.results.map((r) => r.path);
   return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null, partial: out.freshness?.partial !== undefined };
 }
 
