@@ -61,12 +61,12 @@ const SRC_BM25_VARIANT = 'bm25src';
 /** Languages of the repositories, for the per-task-type report. */
 const LANGUAGE = {
   trpc: 'TypeScript', 'svelte-kit': 'TypeScript', nuxt: 'TypeScript', unocss: 'TypeScript', astro: 'TypeScript',
-  vitest: 'TypeScript', 'tanstack-query': 'TypeScript', 'react-router': 'TypeScript',
+  vitest: 'TypeScript', 'tanstack-query': 'TypeScript', 'react-router': 'TypeScript', svelte: 'TypeScript',
   poetry: 'Python', httpx: 'Python', click: 'Python', fzf: 'Go', gin: 'Go', cobra: 'Go', ripgrep: 'Rust', jsoup: 'Java',
   express: 'JavaScript', eslint: 'JavaScript', karma: 'JavaScript', 'commons-lang': 'Java', mockito: 'Java',
 };
 /** The TypeScript monorepos whose fix commits are a task type of their own (what the outside evaluation found weakest). */
-const MONOREPOS = new Set(['svelte-kit', 'nuxt', 'unocss', 'astro', 'vitest', 'tanstack-query', 'react-router']);
+const MONOREPOS = new Set(['svelte-kit', 'nuxt', 'unocss', 'astro', 'vitest', 'tanstack-query', 'react-router', 'svelte']);
 const MONOREPO_TYPE = 'TS monorepo fixes';
 /** Weight of test files in the baselines: the default ranking profile's test weight (src/search/ranking.ts). */
 const BASELINE_TEST_WEIGHT = 0.7;

@@ -70,11 +70,12 @@ export const REPOS = [
     ['nuxt', 'https://github.com/nuxt/nuxt', '4e0099839c3ea0483e6dc639e4be6d9bdffc3e56'],
     ['unocss', 'https://github.com/unocss/unocss', 'a441ef4d8b14a20c0b3551383ae1b1e96940c0d2'],
     ['astro', 'https://github.com/withastro/astro', '99d3d3dbbfa4fd7b128a056337f1a719437a7377'],
-    // Three more, added when the held-back half had been looked at too often to still tell: their
+    // Four more, added when the held-back half had been looked at too often to still tell: their
     // held-back tasks were scored once, after the tuning on the rest was done.
     ['vitest', 'https://github.com/vitest-dev/vitest', 'c3ba16b35847d27fb9f01f38cdcb047c77e121f8'],
     ['tanstack-query', 'https://github.com/TanStack/query', '40321a0b1b3bdd0afa11f0e439642ab84cdf6afe'],
     ['react-router', 'https://github.com/remix-run/react-router', 'cab1a69054aa7dfba08a81b6e4b4d13957c82a38'],
+    ['svelte', 'https://github.com/sveltejs/svelte', '15720b16a5ef33e3e1f4301c77b94ec375070e73'],
   ].map(([name, url, head]) => ({
     name,
     url,
