@@ -269,6 +269,24 @@ function sourceFiles(dir, exts) {
 
 const graphs = new Map();
 
+/** A re-ranking experiment's setting (`n:0.5,k:3`) as numbers by name. */
+function probeWeights(setting) {
+  return Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+}
+
+/** Each file of a search's results with its best chunk's score, in the answer's order. */
+function bestScores(results) {
+  const best = new Map();
+  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  return best;
+}
+
+/** Files by a re-ranking's score, ties in the answer's order. */
+function byScore(scored) {
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  return scored.map((x) => x.file);
+}
+
 /**
  * An import-graph re-ranking of repodex's files (an experiment: `IMPORTS=c:0.3,n:0.5` in a
  * variant). Each file's score is its best chunk's; centrality multiplies it by
@@ -276,11 +294,10 @@ const graphs = new Map();
  * the top file gains n × the top file's score.
  */
 function importRerank(dir, exts, results, setting) {
-  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  const weights = probeWeights(setting);
   if (!graphs.has(dir)) graphs.set(dir, graphFacts(importGraph(dir, sourceFiles(dir, exts))));
   const { indegree, neighbours } = graphs.get(dir);
-  const best = new Map();
-  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const best = bestScores(results);
   const files = [...best.keys()];
   if (files.length === 0) return files;
   const maxIn = Math.max(1, ...indegree.values());
@@ -291,8 +308,7 @@ function importRerank(dir, exts, results, setting) {
     if (file !== top && neighbours.get(top)?.has(file)) score += (weights.n ?? 0) * topScore;
     return { file, score, i };
   });
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
-  return scored.map((x) => x.file);
+  return byScore(scored);
 }
 
 const cochanges = new Map();
@@ -332,11 +348,10 @@ function cochangeFacts(dir) {
  * share of f's commits that also changed it.
  */
 function cochangeRerank(dir, results, setting) {
-  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  const weights = probeWeights(setting);
   if (!cochanges.has(dir)) cochanges.set(dir, cochangeFacts(dir));
   const { pairs, changes } = cochanges.get(dir);
-  const best = new Map();
-  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const best = bestScores(results);
   const files = [...best.keys()];
   const leaders = files.slice(0, weights.k ?? 3);
   const scored = files.map((file, i) => {
@@ -348,8 +363,7 @@ function cochangeRerank(dir, results, setting) {
     }
     return { file, score, i };
   });
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
-  return scored.map((x) => x.file);
+  return byScore(scored);
 }
 
 /**
@@ -358,9 +372,8 @@ function cochangeRerank(dir, results, setting) {
  * sits in the same folder. A fix that touches two files often touches two in one folder.
  */
 function siblingRerank(results, setting) {
-  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
-  const best = new Map();
-  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const weights = probeWeights(setting);
+  const best = bestScores(results);
   const files = [...best.keys()];
   const folder = (file) => file.slice(0, file.lastIndexOf('/') + 1);
   const leaders = files.slice(0, weights.k ?? 1);
@@ -369,8 +382,7 @@ function siblingRerank(results, setting) {
     for (const f of leaders) if (f !== file && folder(f) === folder(file)) score += (weights.n ?? 0) * best.get(f);
     return { file, score, i };
   });
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
-  return scored.map((x) => x.file);
+  return byScore(scored);
 }
 
 /**
@@ -380,13 +392,12 @@ function siblingRerank(results, setting) {
  * files answer the query most, as a whole, is the one a fix most likely touches.
  */
 function packageRerank(results, setting) {
-  const weights = Object.fromEntries(setting.split(',').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]));
+  const weights = probeWeights(setting);
   const packageOf = (file) => {
     const parts = file.split('/');
     return parts.length > 2 && parts[0].startsWith('packages') ? `${parts[0]}/${parts[1]}` : parts.length > 1 ? parts[0] : '';
   };
-  const best = new Map();
-  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const best = bestScores(results);
   const mass = new Map();
   let total = 0;
   for (const r of results) {
@@ -394,8 +405,7 @@ function packageRerank(results, setting) {
     total += r.score;
   }
   const scored = [...best].map(([file, score], i) => ({ file, i, score: score * (1 + (weights.n ?? 0) * ((mass.get(packageOf(file)) ?? 0) / (total || 1))) }));
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
-  return scored.map((x) => x.file);
+  return byScore(scored);
 }
 
 /**
@@ -407,11 +417,9 @@ function packageRerank(results, setting) {
 function churnRerank(dir, results, weight) {
   if (!cochanges.has(dir)) cochanges.set(dir, cochangeFacts(dir));
   const { changes } = cochanges.get(dir);
-  const best = new Map();
-  for (const r of results) if (!best.has(r.path)) best.set(r.path, r.score);
+  const best = bestScores(results);
   const scored = [...best].map(([file, score], i) => ({ file, i, score: score * (1 + weight * Math.log2(1 + (changes.get(file) ?? 0))) }));
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
-  return scored.map((x) => x.file);
+  return byScore(scored);
 }
 
 /**
@@ -444,19 +452,26 @@ async function forgetIndex(dir, partial) {
   rmSync(path.join(dir, '.repodex'), { recursive: true, force: true });
 }
 
+/**
+ * The eval-side re-ranking experiments, by the variant setting that turns each on. Each one
+ * re-ranks the search's own results; given more than one, the last listed here decides.
+ */
+const RERANKS = [
+  ['IMPORTS', (dir, exts, results, setting) => importRerank(dir, exts, results, setting)],
+  ['COCHANGE', (dir, exts, results, setting) => cochangeRerank(dir, results, setting)],
+  ['CHURN', (dir, exts, results, setting) => churnRerank(dir, results, Number(setting))],
+  ['SIBLING', (dir, exts, results, setting) => siblingRerank(results, setting)],
+  ['PACKAGE', (dir, exts, results, setting) => packageRerank(results, setting)],
+];
+
 /** Distinct file paths of a repodex search, in rank order, plus index/search facts. */
 async function repodexRank(opts, dir, query, spec, exts) {
   const { env, args: rawArgs } = parseSpec(spec);
-  const imports = env.IMPORTS;
-  delete env.IMPORTS;
-  const cochange = env.COCHANGE;
-  delete env.COCHANGE;
-  const churn = env.CHURN;
-  delete env.CHURN;
-  const sibling = env.SIBLING;
-  delete env.SIBLING;
-  const pkg = env.PACKAGE;
-  delete env.PACKAGE;
+  const reranks = RERANKS.map(([name, rerank]) => {
+    const setting = env[name];
+    delete env[name];
+    return { setting, rerank };
+  }).filter((probe) => probe.setting);
   // `{srcglob}` lets one variant restrict every repository to its own source extensions.
   const args = rawArgs.map((a) => a.replaceAll('{srcglob}', `*.{${exts.join(',')}}`));
   const started = process.hrtime.bigint();
@@ -472,13 +487,9 @@ async function repodexRank(opts, dir, query, spec, exts) {
   const out = JSON.parse(res.stdout);
   const files = [];
   for (const r of out.results) if (!files.includes(r.path)) files.push(r.path);
-  if (imports) files.splice(0, files.length, ...importRerank(dir, exts, out.results, imports));
-  if (cochange) files.splice(0, files.length, ...cochangeRerank(dir, out.results, cochange));
-  if (churn) files.splice(0, files.length, ...churnRerank(dir, out.results, Number(churn)));
-  if (sibling) files.splice(0, files.length, ...siblingRerank(out.results, sibling));
-  if (pkg) files.splice(0, files.length, ...packageRerank(out.results, pkg));
+  for (const { setting, rerank } of reranks) files.splice(0, files.length, ...rerank(dir, exts, out.results, setting));
   // The files of the results in answer order, one per result: what an agent reading the first five results sees.
-  const hits = imports || cochange || churn || sibling || pkg ? files : out.results.map((r) => r.path);
+  const hits = reranks.length > 0 ? files : out.results.map((r) => r.path);
   return { files, hits, ms, indexed: out.synced?.files_indexed ?? null, indexMs: out.synced?.duration_ms ?? null, partial: out.freshness?.partial !== undefined };
 }
 
