@@ -10,6 +10,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // The CLI processes tests start run on their own: a command would otherwise start a daemon for
+    // its temporary repository (test/e2e/daemon.test.ts tests daemons, and turns this back on).
+    env: { REPODEX_DAEMON: '0' },
     // Two files at once even on two cores (vitest's default leaves one core idle): most end-to-end
     // tests wait on child processes, debounce timers and watchers, not on the CPU.
     poolOptions: { forks: { maxForks: Math.max(2, availableParallelism()), minForks: 1 } },

@@ -82,11 +82,15 @@ export function readPeakRss(pid) {
  */
 export const SCRUBBED_ENV = ['NODE_EXTRA_CA_CERTS'];
 
-/** The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. */
+/**
+ * The environment for a measured process: this one's, less SCRUBBED_ENV, plus `extra`. repodex
+ * commands run in their own processes (`REPODEX_DAEMON=0`) unless `extra` says otherwise: a
+ * command would otherwise start a daemon that answers the rows after it.
+ */
 export function benchEnv(extra = {}) {
   const env = { ...process.env };
   for (const name of SCRUBBED_ENV) delete env[name];
-  return { ...env, ...extra };
+  return { ...env, REPODEX_DAEMON: '0', ...extra };
 }
 
 /** Which SCRUBBED_ENV variables this machine sets (for the report). */
@@ -679,19 +683,33 @@ export async function stopDaemon(bin, corpus) {
 }
 
 /**
- * The same no-change `status`, one-shot searches and one-file edit syncs, answered by a `repodex
- * daemon` for the corpus (started first, stopped after). Null for a build without one.
+ * The same no-change `status`, one-shot searches and one-file edit syncs as a user gets them by
+ * default: answered by the `repodex daemon` the first command started (a build from before
+ * commands started one gets one with `repodex daemon start`), stopped after. Null for a build
+ * without daemons.
  */
 async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, errors, log }) {
-  const started = await runRepodex(bin, corpus, ['daemon', 'start', '--json']);
-  if (started.problem) return null; // a build from before `repodex daemon`
+  const env = benchEnv({ REPODEX_DAEMON: 'auto' });
+  const first = await runRepodex(bin, corpus, ['status', '--json'], { env });
+  if (first.problem) errors.push(`the command that starts a daemon: ${first.problem}`);
+  let running = false;
+  for (const deadline = Date.now() + 30_000; !running && Date.now() < deadline; ) {
+    const status = await runRepodex(bin, corpus, ['daemon', 'status', '--json']);
+    running = status.json?.running === true;
+    if (!running) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (!running) {
+    const started = await runRepodex(bin, corpus, ['daemon', 'start', '--json']);
+    if (started.problem) return null; // a build from before `repodex daemon`
+    log('this build starts no daemon by itself: started one with `repodex daemon start`');
+  }
   log(`through a daemon: status ${runs.status}, one-shot search ${runs.oneshot}${editFile ? `, edit sync ${runs.status}` : ''} (1 warm-up each)`);
   const out = { status: null, oneshot: null, edit_sync: null };
   try {
     const timed = async (argv, count) => {
       const wall = [];
       for (let i = 0; i <= count; i++) {
-        const run = await runRepodex(bin, corpus, typeof argv === 'function' ? argv(i) : argv, {});
+        const run = await runRepodex(bin, corpus, typeof argv === 'function' ? argv(i) : argv, { env });
         if (run.problem) {
           errors.push(`through a daemon: ${run.problem}`);
           return null;
@@ -703,7 +721,7 @@ async function measureDaemon({ bin, corpus, oneShotQueries, runs, editFile, erro
     await settleAfterWrites();
     out.status = await timed(['status', '--json'], runs.status);
     if (oneShotQueries.length > 0) out.oneshot = await timed((i) => ['search', oneShotQueries[i % oneShotQueries.length], '--json'], runs.oneshot);
-    if (editFile) out.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, benchEnv(), errors);
+    if (editFile) out.edit_sync = await measureEditSync(bin, corpus, editFile, runs.status, env, errors);
   } finally {
     const stopped = await runRepodex(bin, corpus, ['daemon', 'stop', '--json']);
     if (stopped.problem) errors.push(stopped.problem);
@@ -925,19 +943,19 @@ export function buildRows({ current, baseline, rg, codesearch, gitStatus }) {
     { metric: 'sync peak RSS', unit: 'bytes', path: 'sync.peak_rss_bytes', cs: cs?.index_peak_rss_bytes },
     { metric: 'first `search` from nothing (indexes first), median', unit: 'ms', path: 'first_search.wall_ms.median', cs: cs?.index_ms?.median },
     { metric: 'of a partial first answer: the rest indexed in the background (after it), median', unit: 'ms', path: 'first_search.rest_ms.median' },
-    { metric: 'no-change `status`, median', unit: 'ms', path: 'status.wall_ms.median', target: TARGETS.status_ms, git: gitOk?.wall_ms?.median },
+    { metric: 'no-change `status` in its own process, median', unit: 'ms', path: 'status.wall_ms.median', target: TARGETS.status_ms, git: gitOk?.wall_ms?.median },
     { metric: 'no-change `status`, p90', unit: 'ms', path: 'status.wall_ms.p90' },
     { metric: 'serve search, first (loads the index)', unit: 'ms', path: 'serve.first_ms' },
     { metric: 'serve search p50', unit: 'ms', path: 'serve.rtt_ms.median', target: TARGETS.serve_p50_ms },
     { metric: 'serve search p99', unit: 'ms', path: 'serve.rtt_ms.p99', target: TARGETS.serve_p99_ms },
     { metric: 'serve search max', unit: 'ms', path: 'serve.rtt_ms.max' },
     { metric: 'serve peak RSS (VmHWM)', unit: 'bytes', path: 'serve.peak_rss_bytes', target: TARGETS.serve_rss_bytes },
-    { metric: 'one-shot CLI search, median', unit: 'ms', path: 'oneshot.wall_ms.median', target: TARGETS.oneshot_ms, rg: rgOk?.wall_ms?.median, cs: cs?.search_ms?.median },
+    { metric: 'one-shot CLI search in its own process, median', unit: 'ms', path: 'oneshot.wall_ms.median', target: TARGETS.oneshot_ms, rg: rgOk?.wall_ms?.median, cs: cs?.search_ms?.median },
     { metric: 'one-shot CLI search, p90', unit: 'ms', path: 'oneshot.wall_ms.p90', rg: rgOk?.wall_ms?.p90, cs: cs?.search_ms?.p90 },
-    { metric: 'one-file edit → `sync`, median', unit: 'ms', path: 'edit_sync.wall_ms.median' },
-    { metric: 'with a `repodex daemon`: no-change `status`, median', unit: 'ms', path: 'daemon.status.wall_ms.median', target: TARGETS.status_ms, git: gitOk?.wall_ms?.median },
-    { metric: 'with a `repodex daemon`: one-shot CLI search, median', unit: 'ms', path: 'daemon.oneshot.wall_ms.median', target: TARGETS.oneshot_ms, rg: rgOk?.wall_ms?.median, cs: cs?.search_ms?.median },
-    { metric: 'with a `repodex daemon`: one-file edit → `sync`, median', unit: 'ms', path: 'daemon.edit_sync.wall_ms.median' },
+    { metric: 'one-file edit → `sync` in its own process, median', unit: 'ms', path: 'edit_sync.wall_ms.median' },
+    { metric: 'by default (the daemon a command started): no-change `status`, median', unit: 'ms', path: 'daemon.status.wall_ms.median', target: TARGETS.status_ms, git: gitOk?.wall_ms?.median },
+    { metric: 'by default (the daemon a command started): one-shot CLI search, median', unit: 'ms', path: 'daemon.oneshot.wall_ms.median', target: TARGETS.oneshot_ms, rg: rgOk?.wall_ms?.median, cs: cs?.search_ms?.median },
+    { metric: 'by default (the daemon a command started): one-file edit → `sync`, median', unit: 'ms', path: 'daemon.edit_sync.wall_ms.median' },
     { metric: 'indexed source bytes', unit: 'bytes', path: 'index.source_bytes', cs: cs?.input_bytes },
     { metric: 'index size on disk', unit: 'bytes', path: 'index.size_on_disk', cs: cs?.index_bytes },
   ];

@@ -9,7 +9,7 @@ if (!existsSync(fileURLToPath(entry))) {
   process.exit(2);
 }
 // A repository with a running `repodex daemon` answers the commands it can take without this
-// process loading the engine (REPODEX_DAEMON=0 turns that off); everything else runs here.
+// process loading the engine (REPODEX_DAEMON=0 turns daemons off); everything else runs here.
 const args = process.argv.slice(2);
 const handled =
   process.env.REPODEX_DAEMON === '0' ? undefined : await (await import(new URL('../dist/daemon-client.js', import.meta.url).href)).callDaemon(args, fileURLToPath(entry));

@@ -155,10 +155,13 @@ function parseSpec(spec) {
   return { env, args };
 }
 
-/** Run a program to completion; resolves with its exit code and output (never rejects on exit code). */
-function run(cmd, args, { cwd, env } = {}) {
+/**
+ * Run a program to completion; resolves with its exit code and output (never rejects on exit code).
+ * repodex commands run in their own processes: none starts a daemon for a task's tree.
+ */
+function run(cmd, args, { cwd, env = process.env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd, env: { ...env, REPODEX_DAEMON: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
     const out = [];
     const err = [];
     child.stdout.on('data', (d) => out.push(d));

@@ -1,13 +1,17 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, git, makeRepo, runCli, tempDir } from '../helpers.js';
+import { runDaemon } from '../../src/frontends/cli/daemon.js';
+import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, git, makeRepo, runCli, runCliAsync, tempDir } from '../helpers.js';
 
 // `repodex daemon`: one-shot commands answered by a background process that keeps the index
 // loaded. What a command prints and its exit code must not depend on whether a daemon answered.
 
 const LOCAL = { REPODEX_DAEMON: '0' };
+/** Use a running daemon, start none (the test runner's default is REPODEX_DAEMON=0: see vitest.config.ts). */
+const SERVED = { REPODEX_DAEMON: 'manual' };
 
 /** Fields that say how or when an answer was made, not what it is. */
 // The audit log grows by every command, whoever runs it.
@@ -73,23 +77,23 @@ describe('repodex daemon', () => {
     ];
     for (const args of commands) {
       const alone = runCli([...args, '--root', root], { env: LOCAL });
-      const served = runCli([...args, '--root', root]);
+      const served = runCli([...args, '--root', root], { env: SERVED });
       expect(served.code, args.join(' ')).toBe(alone.code);
       expect(served.stderr, args.join(' ')).toBe(alone.stderr);
       expect(stable(served.stdout), args.join(' ')).toEqual(stable(alone.stdout));
     }
     // Human output too, and from a folder inside the repository (the path typed is from there).
     const human = ['search', 'retry backoff'];
-    expect(runCli(human, { cwd: join(root, 'src') }).stdout).toBe(runCli(human, { cwd: join(root, 'src'), env: LOCAL }).stdout);
+    expect(runCli(human, { cwd: join(root, 'src'), env: SERVED }).stdout).toBe(runCli(human, { cwd: join(root, 'src'), env: LOCAL }).stdout);
     const opened = ['open', 'router.ts', '--start', '2', '--end', '4'];
-    expect(runCli(opened, { cwd: join(root, 'src') }).stdout).toBe(runCli(opened, { cwd: join(root, 'src'), env: LOCAL }).stdout);
+    expect(runCli(opened, { cwd: join(root, 'src'), env: SERVED }).stdout).toBe(runCli(opened, { cwd: join(root, 'src'), env: LOCAL }).stdout);
     // Every one of those came through the daemon.
     expect(daemonStatus(root).calls).toBe(commands.length + 2);
   });
 
   it('fails the way the command fails on its own: same message, same exit code', () => {
     const alone = runCli(['open', 'src/missing.ts', '--root', root], { env: LOCAL });
-    const served = runCli(['open', 'src/missing.ts', '--root', root]);
+    const served = runCli(['open', 'src/missing.ts', '--root', root], { env: SERVED });
     expect(alone.code).toBe(1);
     expect(served.code).toBe(1);
     expect(served.stderr).toBe(alone.stderr);
@@ -99,18 +103,18 @@ describe('repodex daemon', () => {
   it('never answers from before a change: a file written just before the command is found', () => {
     writeFileSync(join(root, 'src', 'quota.ts'), 'export function enforceQuotaLimit(used: number): boolean {\n  return used < 100;\n}\n');
     // status does not sync: it reports the new file, as it would on its own.
-    const status = runCli(['status', '--json', '--root', root]).json() as { state: string; changes: { added: number } };
+    const status = runCli(['status', '--json', '--root', root], { env: SERVED }).json() as { state: string; changes: { added: number } };
     expect(status.state).toBe('stale');
     expect(status.changes.added).toBe(1);
-    const found = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root]);
+    const found = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root], { env: SERVED });
     expect(found.code).toBe(0);
     expect((found.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/quota.ts');
   });
 
   it('leaves a command with another environment, another store or a team server to run on its own', () => {
     const before = daemonStatus(root).calls!;
-    expect(runCli(['search', 'router', '--json', '--root', root], { env: { REPODEX_RANKING: '{"whole":0}' } }).code).toBe(0);
-    expect(runCli(['search', 'router', '--json', '--root', root, '--store', 'fs']).code).toBe(0);
+    expect(runCli(['search', 'router', '--json', '--root', root], { env: { ...SERVED, REPODEX_RANKING: '{"whole":0}' } }).code).toBe(0);
+    expect(runCli(['search', 'router', '--json', '--root', root, '--store', 'fs'], { env: SERVED }).code).toBe(0);
     expect(runCli(['search', 'router', '--json', '--root', root], { env: LOCAL }).code).toBe(0);
     expect(daemonStatus(root).calls).toBe(before);
   });
@@ -143,7 +147,7 @@ describe('repodex daemon', () => {
     process.kill(pid!, 'SIGKILL');
     expect(await until(() => !isAlive(pid!))).toBe(true);
     expect(existsSync(socket)).toBe(true); // left behind
-    const search = runCli(['search', 'router', '--root', root]);
+    const search = runCli(['search', 'router', '--root', root], { env: SERVED });
     expect(search.code).toBe(0);
     expect(search.stderr).toBe('');
     expect(search.stdout).toContain('src/router.ts');
@@ -155,7 +159,7 @@ describe('repodex daemon', () => {
   it('keeps answering after `repodex clean`: the next search builds the index again', () => {
     const before = daemonStatus(root).calls!;
     expect(runCli(['clean', '--root', root]).code).toBe(0);
-    const search = runCli(['search', 'retryWithBackoff', '--json', '--root', root]);
+    const search = runCli(['search', 'retryWithBackoff', '--json', '--root', root], { env: SERVED });
     expect(search.code).toBe(0);
     expect((search.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/retry.ts');
     expect(daemonStatus(root).calls).toBe(before + 1);
@@ -172,7 +176,11 @@ describe('repodex daemon', () => {
     const tooLong = runCli(['daemon', 'start', '--root', deep]);
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toContain("the repository's path is too long for a daemon");
-    expect(runCli(['search', 'deepConstant', '--root', deep]).code).toBe(0);
+    // Nor does a command there try to start one.
+    const alone = runCli(['search', 'deepConstant', '--root', deep], { env: { REPODEX_DAEMON: 'auto' } });
+    expect(alone.code).toBe(0);
+    expect(alone.stderr).not.toContain('daemon');
+    expect(existsSync(join(deep, '.repodex', 'daemon.starting'))).toBe(false);
   });
 
   it('stops when its socket is removed, and with `repodex daemon stop`', async () => {
@@ -187,6 +195,108 @@ describe('repodex daemon', () => {
     const status = runCli(['daemon', 'status', '--root', root]);
     expect(status.code).toBe(1);
     expect(status.stdout).toContain('no daemon runs');
+  });
+});
+
+describe('a daemon started by a command (REPODEX_DAEMON unset or auto)', () => {
+  const AUTO = { REPODEX_DAEMON: 'auto' };
+  let root: string;
+  let socket: string;
+  const log = (): string => (existsSync(join(root, '.repodex', 'daemon.log')) ? readFileSync(join(root, '.repodex', 'daemon.log'), 'utf8') : '');
+  const serving = (): number => log().split('\n').filter((line) => line.includes('repodex daemon: serving')).length;
+
+  beforeAll(() => {
+    root = committedRepo({ 'src/router.ts': ROUTER_SOURCE, 'src/quota.ts': 'export function enforceQuotaLimit(used: number): boolean {\n  return used < 100;\n}\n' });
+    socket = join(root, '.repodex', 'daemon.sock');
+  });
+
+  afterAll(() => {
+    if (existsSync(socket)) runCli(['daemon', 'stop', '--root', root]);
+  });
+
+  it('starts after a command answers on its own, and answers the next ones', async () => {
+    // The first command (here the sync that makes the index) answers as before, and says nothing of it to a script.
+    const first = runCli(['sync', '--json', '--root', root], { env: AUTO });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toBe('');
+    expect(await until(() => existsSync(socket) && daemonStatus(root).running)).toBe(true);
+    expect(daemonStatus(root)).toMatchObject({ running: true, calls: 0, idle_minutes: 30 });
+    expect(existsSync(join(root, '.repodex', 'daemon.starting'))).toBe(false);
+    const alone = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root], { env: LOCAL });
+    const served = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root], { env: AUTO });
+    expect(stable(served.stdout)).toEqual(stable(alone.stdout));
+    expect(daemonStatus(root).calls).toBe(1);
+    expect(serving()).toBe(1);
+  });
+
+  it('starts one daemon when several commands finish at once', async () => {
+    expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
+    const before = serving();
+    const runs = await Promise.all([0, 1, 2, 3].map(() => runCliAsync(['search', 'router', '--json', '--root', root], { env: AUTO })));
+    expect(runs.map((run) => run.code)).toEqual([0, 0, 0, 0]);
+    expect(await until(() => existsSync(socket) && daemonStatus(root).running)).toBe(true);
+    // Give a second daemon, had one been started, the time to load and fail.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(serving()).toBe(before + 1);
+    expect(log()).not.toContain('already serves');
+  });
+
+  it('tells a person at a terminal that it started, and how to stop it', async () => {
+    expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
+    // `script` gives the command a terminal (util-linux; Debian's bsdutils, there by default).
+    const shown = spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(join(PROJECT_ROOT, 'bin', 'repodex.js'))} search router --root ${JSON.stringify(root)}`, '/dev/null'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...AUTO, NO_COLOR: '1' },
+      timeout: 60_000,
+    });
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain('src/router.ts');
+    expect(shown.stdout).toContain(`repodex: started a daemon that keeps ${root}'s index loaded, so the next commands there answer faster; it stops after 30 idle minutes (repodex daemon stop; REPODEX_DAEMON=0 starts none)`);
+    expect(await until(() => existsSync(socket) && daemonStatus(root).running)).toBe(true);
+  });
+
+  it('is not started with REPODEX_DAEMON=manual or 0, nor after a command that failed', async () => {
+    expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
+    expect(runCli(['search', 'router', '--root', root], { env: { REPODEX_DAEMON: 'manual' } }).code).toBe(0);
+    expect(runCli(['status', '--root', root], { env: { REPODEX_DAEMON: '0' } }).code).toBe(0);
+    expect(runCli(['open', 'src/missing.ts', '--root', root], { env: AUTO }).code).toBe(1);
+    // Nor by commands a daemon does not run.
+    expect(runCli(['verify', '--root', root], { env: AUTO }).code).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(existsSync(socket)).toBe(false);
+    expect(existsSync(join(root, '.repodex', 'daemon.starting'))).toBe(false);
+  });
+
+  it('sends calls back to run on their own while a sync runs in it, so nothing waits behind a sync', async () => {
+    expect(existsSync(socket)).toBe(false);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    const stopped = runDaemon(root, {
+      idleMinutes: 0,
+      cliFile: join(PROJECT_ROOT, 'dist', 'cli.js'),
+      log: () => undefined,
+      runCli: async (argv) => {
+        ran.push(argv[0]!);
+        if (argv[0] === 'sync') await held;
+        return 0;
+      },
+    });
+    expect(await until(() => existsSync(socket))).toBe(true);
+    const cli = statSync(join(PROJECT_ROOT, 'dist', 'cli.js'));
+    const call = (argv: string[]) => ({ build: `${cli.size}:${cli.mtimeMs}`, argv, cwd: root, env: behaviourEnvOf(process.env), presentation: {}, stdout: { isTTY: false }, stderr: { isTTY: false } });
+    const syncing = rawCall(socket, call(['sync']));
+    expect(await until(() => ran.includes('sync'))).toBe(true);
+    for (const argv of [['search', 'router'], ['status'], ['sync']]) {
+      expect(JSON.parse((await rawCall(socket, call(argv))).trim()), argv.join(' ')).toMatchObject({ t: 'declined', why: 'busy with a sync' });
+    }
+    release();
+    expect(JSON.parse((await syncing).trim())).toMatchObject({ t: 'exit', code: 0 });
+    expect(JSON.parse((await rawCall(socket, call(['search', 'router']))).trim())).toMatchObject({ t: 'exit', code: 0 });
+    expect(ran).toEqual(['sync', 'search']);
+    await rawCall(socket, { build: call([]).build, control: 'stop' });
+    await stopped;
+    expect(existsSync(socket)).toBe(false);
   });
 });
 

@@ -1,4 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { batchProcess } from '../../core/batch-memory.js';
+import { autoStartDaemon, autoStartNote } from './daemon.js';
 import { runCli } from './main.js';
 
 export { runCli };
@@ -22,6 +24,15 @@ export function main(argv: readonly string[]): void {
   runCli(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }).then(
     (exitCode) => {
       process.exitCode = exitCode;
+      // The command answered on its own (no daemon ran): start one for the next commands here.
+      if (exitCode !== 0) return;
+      let started: string | undefined;
+      try {
+        started = autoStartDaemon(argv, fileURLToPath(new URL('../bin/repodex.js', import.meta.url)));
+      } catch {
+        return; // a daemon is a speed-up: not starting one changes no answer
+      }
+      if (started !== undefined && process.stderr.isTTY && !argv.includes('--json')) process.stderr.write(autoStartNote(started));
     },
     (error: unknown) => {
       // A bug (runCli reports every failure it expects): fail as an uncaught error would.

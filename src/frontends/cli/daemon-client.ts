@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import type { connect as connectSocket } from 'node:net';
 import { resolve } from 'node:path';
 import { DATA_DIR_NAME, findUp } from '../../core/paths.js';
-import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonTakes, socketPath } from './daemon-protocol.js';
+import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonMode, daemonTakes, socketPath } from './daemon-protocol.js';
 
 /**
  * Run `argv` in the repository's daemon, if one runs and takes it: resolves to the exit code,
@@ -13,10 +13,9 @@ import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviou
  * daemon does not take, another build or environment, a daemon gone before it answered).
  */
 export async function callDaemon(argv: readonly string[], cliFile: string): Promise<number | undefined> {
-  if (process.env[DAEMON_ENV] === '0') return undefined;
+  if (daemonMode(process.env) === 'off') return undefined;
   if (!daemonTakes(argv)) return undefined;
-  const flags = argv.includes('--') ? argv.slice(1, argv.indexOf('--')) : argv.slice(1);
-  const root = rootOf(flags, process.cwd());
+  const root = rootOf(argv, process.cwd());
   if (root === undefined) return undefined;
   const path = socketPath(root);
   if (!existsSync(path)) return undefined;
@@ -48,8 +47,9 @@ function quietOnEpipe(error: NodeJS.ErrnoException): void {
   throw error;
 }
 
-/** The root a command would use: `--root` as given, else the nearest folder upwards holding `.repodex/` (as the CLI finds it). */
-function rootOf(flags: readonly string[], cwd: string): string | undefined {
+/** The root the command `argv` would use: `--root` as given, else the nearest folder upwards holding `.repodex/` (as the CLI finds it). */
+export function rootOf(argv: readonly string[], cwd: string): string | undefined {
+  const flags = argv.includes('--') ? argv.slice(1, argv.indexOf('--')) : argv.slice(1);
   for (let i = 0; i < flags.length; i++) {
     const arg = flags[i]!;
     if (arg === '--root') return flags[i + 1] === undefined ? undefined : resolve(cwd, flags[i + 1]!);

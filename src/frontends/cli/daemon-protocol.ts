@@ -46,8 +46,21 @@ export function behaviourEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 /** Variables that only change how output looks (colours): set per call while it runs. */
 export const PRESENTATION_ENV: readonly string[] = ['NO_COLOR', 'TERM'];
 
-/** `REPODEX_DAEMON=0` runs every command in its own process, whatever is running. */
+/**
+ * Whether one-shot commands use a repository's daemon: unset (or `auto`), a command uses the
+ * running one and, when none runs, starts one after it answers; `manual`, only one started with
+ * `repodex daemon start` is used; `0` (or `off`), every command runs in its own process.
+ */
 export const DAEMON_ENV = 'REPODEX_DAEMON';
+
+export type DaemonMode = 'auto' | 'manual' | 'off';
+
+/** The mode `REPODEX_DAEMON` sets (see DAEMON_ENV); a value it does not know is the default. */
+export function daemonMode(env: NodeJS.ProcessEnv): DaemonMode {
+  const value = env[DAEMON_ENV]?.trim().toLowerCase();
+  if (value === '0' || value === 'off' || value === 'false' || value === 'no') return 'off';
+  return value === 'manual' ? 'manual' : 'auto';
+}
 
 /**
  * Which build of repodex a process runs, as the built CLI file's size and modification time: a

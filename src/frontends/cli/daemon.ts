@@ -4,7 +4,7 @@
 // daemon-client.ts), sends its arguments, working folder and environment, and gets back exactly
 // the output and exit code it would have produced itself. Calls run one at a time.
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { lstatIfExists } from '../../core/stat.js';
 import type { Server, Socket } from 'node:net';
 import type { Writable as WritableStream } from 'node:stream';
@@ -14,12 +14,20 @@ import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.
 import { DATA_DIR_NAME, discoverRoot } from '../../core/paths.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import type { Engine } from '../../engine/engine.js';
-import { type CallFrame, type ControlFrame, type DaemonStatus, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonTakes, socketPath } from './daemon-protocol.js';
+import { rootOf } from './daemon-client.js';
+import { type CallFrame, type ControlFrame, DAEMON_ENV, type DaemonStatus, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonMode, daemonTakes, socketPath } from './daemon-protocol.js';
 
 /** Minutes without a call after which a daemon stops, unless `--idle-minutes` says otherwise (0: never). */
 export const DEFAULT_IDLE_MINUTES = 30;
 /** The daemon's own log (why it stopped, or failed to start), in `.repodex/`. */
 export const LOG_NAME = 'daemon.log';
+/**
+ * Left in `.repodex/` by a command starting a daemon, removed by the daemon once it listens (or
+ * fails to): commands finishing at the same moment start one daemon, not one each.
+ */
+const STARTING_NAME = 'daemon.starting';
+/** A start marker older than this belongs to a start that never finished: it no longer holds others back. */
+const STARTING_STALE_MS = 60_000;
 /** How often a daemon checks that its socket is still its own (`repodex clean` removes `.repodex/`). */
 const SOCKET_CHECK_MS = 2000;
 /** Longest first line a client may send (its arguments and environment). */
@@ -51,6 +59,8 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   const env = behaviourEnv(process.env);
   const started = new Date();
   let calls = 0;
+  /** Sync calls running or waiting to run. */
+  let syncs = 0;
   let queue: Promise<unknown> = Promise.resolve();
   let idle: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
@@ -82,6 +92,8 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   } catch (error) {
     await server.close();
     throw error;
+  } finally {
+    rmSync(join(server.engine.root, DATA_DIR_NAME, STARTING_NAME), { force: true });
   }
   const identity = socketIdentity(path);
   const ownSocket = (): boolean => identity !== undefined && socketIdentity(path) === identity;
@@ -123,14 +135,25 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
         }
         return;
       }
-      const why = stopping ? 'stopping' : !sameEnv(frame.env, env) ? 'another environment' : !daemonTakes(frame.argv) ? 'a command a daemon does not run' : undefined;
+      // Calls run one at a time: behind a sync (seconds, on a large change) a search would wait,
+      // where on its own it answers at once from the index as it was. So while a sync runs or
+      // waits here, other calls go back to run in their own processes.
+      const why = stopping ? 'stopping' : !sameEnv(frame.env, env) ? 'another environment' : !daemonTakes(frame.argv) ? 'a command a daemon does not run' : syncs > 0 ? 'busy with a sync' : undefined;
       if (why !== undefined) {
         reply(socket, { t: 'declined', why }, true);
         return;
       }
       calls++;
       rearm();
-      queue = queue.then(() => runCall(frame as CallFrame, socket, server, options.runCli)).catch((error: unknown) => options.log(`a call failed: ${errorMessage(error)}`));
+      const call = frame;
+      const isSync = call.argv[0] === 'sync';
+      if (isSync) syncs++;
+      queue = queue
+        .then(() => runCall(call, socket, server, options.runCli))
+        .catch((error: unknown) => options.log(`a call failed: ${errorMessage(error)}`))
+        .finally(() => {
+          if (isSync) syncs--;
+        });
     });
   });
   try {
@@ -345,16 +368,10 @@ export async function startDaemon(root: string, cliFile: string, launcher: strin
   if (running === 'other build') await waitGone(socketPath(root));
   mkdirSync(join(root, DATA_DIR_NAME), { recursive: true });
   const logPath = join(root, DATA_DIR_NAME, LOG_NAME);
-  const log = openSync(logPath, 'w');
   let exited: string | undefined;
-  try {
-    const child = spawn(process.execPath, [launcher, 'daemon', 'run', '--root', root, '--idle-minutes', String(idleMinutes)], { detached: true, stdio: ['ignore', 'ignore', log], env: { ...process.env } });
-    child.on('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
-    child.on('error', (error) => (exited = errorMessage(error)));
-    child.unref();
-  } finally {
-    closeSync(log);
-  }
+  const child = spawnDaemon(root, launcher, idleMinutes, 'w');
+  child.on('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
+  child.on('error', (error) => (exited = errorMessage(error)));
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const status = await controlDaemon(root, cliFile, 'status');
@@ -364,6 +381,63 @@ export async function startDaemon(root: string, cliFile: string, launcher: strin
   }
   const told = readFileSync(logPath, 'utf8').trim().split('\n').slice(-3).join('\n');
   throw new RepodexError('INTERNAL', `the daemon did not start${exited ? ` (${exited})` : ' within 30 s'}${told ? `: ${told}` : ''} (log: ${logPath})`, { selfContained: true });
+}
+
+/** Start `repodex daemon run` for `root` as a process of its own, detached from this one, logging to `.repodex/daemon.log` (`w`: afresh, `a`: appended). */
+function spawnDaemon(root: string, launcher: string, idleMinutes: number, logFlags: 'w' | 'a'): ReturnType<typeof spawn> {
+  const log = openSync(join(root, DATA_DIR_NAME, LOG_NAME), logFlags);
+  try {
+    const child = spawn(process.execPath, [launcher, 'daemon', 'run', '--root', root, '--idle-minutes', String(idleMinutes)], { detached: true, stdio: ['ignore', 'ignore', log], env: { ...process.env } });
+    child.unref();
+    return child;
+  } finally {
+    closeSync(log);
+  }
+}
+
+/**
+ * After a one-shot command `argv` answered on its own (no daemon ran): start a daemon for its
+ * repository in the background, so the next commands there answer from it (REPODEX_DAEMON, see
+ * daemon-protocol.ts). Does not wait for it. Returns the root it started one for, or undefined
+ * when it did not: daemons off or manual, a command a daemon does not take, no index, a socket
+ * already there (a daemon runs, or one declined the call), another command starting one, a path
+ * too long for a socket, or Windows (no Unix sockets in `.repodex/`).
+ */
+export function autoStartDaemon(argv: readonly string[], launcher: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (process.platform === 'win32' || daemonMode(env) !== 'auto' || !daemonTakes(argv)) return undefined;
+  const root = rootOf(argv, process.cwd());
+  if (root === undefined || !existsSync(join(root, DATA_DIR_NAME))) return undefined;
+  const path = socketPath(root);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES || lstatIfExists(path) !== undefined) return undefined;
+  if (!claimStart(join(root, DATA_DIR_NAME, STARTING_NAME))) return undefined;
+  try {
+    spawnDaemon(root, launcher, DEFAULT_IDLE_MINUTES, 'a').on('error', () => undefined);
+  } catch {
+    rmSync(join(root, DATA_DIR_NAME, STARTING_NAME), { force: true });
+    return undefined;
+  }
+  return root;
+}
+
+/** Create the start marker `path` unless another start holds a fresh one: whether this process may start the daemon. */
+function claimStart(path: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+      return true;
+    } catch (error) {
+      if (!isErrnoException(error, 'EEXIST')) return false;
+      const held = lstatIfExists(path);
+      if (held !== undefined && Date.now() - held.mtimeMs < STARTING_STALE_MS) return false;
+      rmSync(path, { force: true }); // left by a start that never finished
+    }
+  }
+  return false;
+}
+
+/** The note a person at a terminal gets when a command started a daemon (agents and scripts get none). */
+export function autoStartNote(root: string): string {
+  return `repodex: started a daemon that keeps ${root}'s index loaded, so the next commands there answer faster; it stops after ${DEFAULT_IDLE_MINUTES} idle minutes (repodex daemon stop; ${DAEMON_ENV}=0 starts none)\n`;
 }
 
 /** Wait (up to 5 s) for a stopping daemon to remove its socket. */
