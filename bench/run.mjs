@@ -167,7 +167,7 @@ async function main() {
     `- build: ${repo} @ ${buildHead ?? 'unknown'}${buildDirty ? ' + uncommitted changes' : ''}`,
     `- baseline: ${ref === 'none' ? 'none' : baselineInfo?.problem ? `${ref}: ${baselineInfo.problem}` : `${ref} = ${baselineInfo?.sha}`}`,
     `- serve queries: ${sample.queries.length} (${identifierQueries} identifiers, ${sample.queries.length - identifierQueries} phrases; seed ${seed}), one at a time; one-shot: ${runs.oneshot} runs over ${oneShot.map((q) => `\`${q}\``).join(', ')}`,
-    `- one-file edit: a comment line appended to \`${editFile ?? '(no source file of 4–32 KB)'}\`, \`sync\` timed, then the file put back; \`status\`, one-shot search and edit sync also through a \`repodex daemon\` started for the corpus`,
+    `- one-file edit: a comment line appended to \`${editFile ?? '(no source file of 4–32 KB)'}\`, \`sync\` timed, then the file put back; \`status\`, one-shot search and edit sync also as by default, through the \`repodex daemon\` a command started for the corpus (every other row: \`REPODEX_DAEMON=0\`)`,
     `- rg: ${rg.skipped ?? `${rg.version}, -i --fixed-strings, ${rg.files} files selected by globs`}`,
     `- codesearch: ${codesearch.skipped ?? `cindex over ${codesearch.input}; csearch -i`}`,
     '',
