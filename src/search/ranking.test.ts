@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROUTER_SOURCE, makeRepo } from '../../test/helpers.js';
 import { createEngine } from '../compose.js';
+import type { Engine } from '../engine/engine.js';
 import { isTestPath } from '../scan/test-paths.js';
 import { DEFAULT_RANKING, PLAIN_BM25, rankingFromEnv } from './ranking.js';
 
@@ -61,7 +62,7 @@ describe('structure signals change the ranking the way they claim', () => {
       'src/b/queue.ts': `${chunk}\n${filler(130)}\nexport function tock() { return 'unrelated words'; }\n`,
     });
     // The whole-file score also tells the two files apart: off too, to see this signal alone.
-    const without = await createEngine({ root, ranking: { ...DEFAULT_RANKING, file: 0, whole: 0 } }).search({ q: 'flush queue scheduler deadline' });
+    const without = await createEngine({ root, ranking: { ...DEFAULT_RANKING, file: 0, whole: 0, coord: 0 } }).search({ q: 'flush queue scheduler deadline' });
     const withFile = await createEngine({ root }).search({ q: 'flush queue scheduler deadline' });
     const first = (report: typeof withFile) => report.results.find((hit) => hit.why.includes('flush'))!;
     expect(first(withFile).path).toBe('src/a/queue.ts');
@@ -71,18 +72,23 @@ describe('structure signals change the ranking the way they claim', () => {
     expect(tie[0]!.score).toBe(tie[1]!.score);
   });
 
-  it('coordination is off by default (a file covering more query terms gets no multiplier), and on when asked', async () => {
+  it('coordination: for a short query, a file covering more of its terms scores more; a long one (a pasted report) is left as it is', async () => {
     const root = makeRepo({
       'src/one.ts': 'export function parseHeader(raw: string) { return raw; }\n',
       'src/many.ts': 'export function other() { return "parse header cookie session token"; }\n',
     });
+    const score = (report: Awaited<ReturnType<Engine['search']>>, path: string) => report.results.find((hit) => hit.path === path)!.score;
+    const off = createEngine({ root, ranking: { ...DEFAULT_RANKING, coord: 0 } });
+    const on = createEngine({ root });
+    expect(DEFAULT_RANKING.coord).toBeGreaterThan(0);
+    // The factor shrinks the file that covers 2 of 5 terms relative to the one covering all 5.
     const q = 'parse header cookie session token';
-    const off = await createEngine({ root }).search({ q });
-    const on = await createEngine({ root, ranking: { ...DEFAULT_RANKING, coord: 2 } }).search({ q });
-    const score = (report: typeof off, path: string) => report.results.find((hit) => hit.path === path)!.score;
-    expect(DEFAULT_RANKING.coord).toBe(0);
-    // The coordination factor shrinks the file that covers 2 of 5 terms relative to the one covering all 5.
-    expect(score(on, 'src/one.ts') / score(on, 'src/many.ts')).toBeLessThan(score(off, 'src/one.ts') / score(off, 'src/many.ts'));
+    expect(score(await on.search({ q }), 'src/one.ts') / score(await on.search({ q }), 'src/many.ts')).toBeLessThan(score(await off.search({ q }), 'src/one.ts') / score(await off.search({ q }), 'src/many.ts'));
+    // Past coordUpTo terms no file holds them all: the scores are those without the factor.
+    const long = `${q} ${Array.from({ length: DEFAULT_RANKING.coordUpTo }, (_, i) => `word${String.fromCharCode(97 + i)}`).join(' ')}`;
+    const [withFactor, without] = [await on.search({ q: long }), await off.search({ q: long })];
+    expect(withFactor.terms.length).toBeGreaterThan(DEFAULT_RANKING.coordUpTo);
+    expect(withFactor.results.map((hit) => [hit.path, hit.score])).toEqual(without.results.map((hit) => [hit.path, hit.score]));
   });
 
   it('prose: the same text ranks lower in Markdown than in code', async () => {

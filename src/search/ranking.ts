@@ -13,6 +13,8 @@ export interface RankingProfile {
   readonly file: number;
   /** Exponent of the share of query terms the chunk's file matches (coordination); 0 = off. */
   readonly coord: number;
+  /** Coordination applies only to queries of at most this many terms (a fix's description, not a pasted report, whose terms no one file holds). */
+  readonly coordUpTo: number;
   /** Multiplier for prose and data files (Markdown, JSON, YAML, TOML, text): code answers "where". */
   readonly prose: number;
   /** Multiplier for test files (by path: `test/`, `__tests__/`, `*.test.ts`, `test_*.py`, …). */
@@ -45,10 +47,10 @@ export interface RankingProfile {
 }
 
 /** The default profile (see docs/benchmarks.md, "Retrieval quality"). */
-export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, docs: 0.5, forms: 0.5, formsUpTo: 8, whole: 0.5, distinct: 5, vector: 0.25, fusion: 0, rrfK: 60 };
+export const DEFAULT_RANKING: RankingProfile = { path: 2, name: 2, file: 0.5, coord: 0.3, coordUpTo: 12, prose: 0.7, test: 0.5, history: 1, mention: 1, aux: 0.5, docs: 0.5, forms: 0.5, formsUpTo: 8, whole: 0.5, distinct: 5, vector: 0.25, fusion: 0, rrfK: 60 };
 
 /** Plain BM25: every structure signal off (`REPODEX_BOOSTS=0`). */
-export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, prose: 1, test: 1, history: 0, mention: 0, aux: 1, docs: 1, forms: 0, formsUpTo: 0, whole: 0, distinct: 0, vector: 1, fusion: 0, rrfK: 60 };
+export const PLAIN_BM25: RankingProfile = { path: 0, name: 0, file: 0, coord: 0, coordUpTo: 0, prose: 1, test: 1, history: 0, mention: 0, aux: 1, docs: 1, forms: 0, formsUpTo: 0, whole: 0, distinct: 0, vector: 1, fusion: 0, rrfK: 60 };
 
 const KEYS = Object.keys(DEFAULT_RANKING) as (keyof RankingProfile)[];
 

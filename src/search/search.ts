@@ -662,9 +662,10 @@ function applyFileSignals(
   addHistory(view, history, rank.history, fileMask, add);
   const mentions = rank.mention > 0 && mentioned.size > 0;
   // The coverage factor of a file matching k of the query's terms, for every k.
-  const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, rank.coord));
+  const coord = state.terms <= rank.coordUpTo ? rank.coord : 0;
+  const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, coord));
   const roleCodes = roles.codes;
-  const { file: fileWeight, coord, whole: wholeWeight, mention } = rank;
+  const { file: fileWeight, whole: wholeWeight, mention } = rank;
   for (let i = 0; i < count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
