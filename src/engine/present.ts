@@ -4,7 +4,6 @@ import { chunkHash } from '../chunk/chunker.js';
 import type { IndexView } from '../store/backend.js';
 import type { SearchHit } from '../search/search.js';
 import { openRegularFile } from '../core/open-regular.js';
-import { RecentMap } from '../core/recent-map.js';
 import { type QueryWords, focusSnippet, snippetShowsAll } from '../search/snippet.js';
 import { normalizeNewlines, splitLines } from '../text/normalize.js';
 import type { RepoContext } from './context.js';
@@ -53,33 +52,22 @@ export async function presentHits(ctx: RepoContext, view: IndexView, hits: reado
  * The lines of a hit's chunk as they are on disk, when they are still exactly the indexed chunk
  * (its hash matches); else undefined. Only text the index already holds is ever shown, whatever
  * the path now leads to, so the path guard's realpath walk is not needed: the hash is the check.
- * Decodes only the chunk.
+ * Decodes only the chunk. Nothing is kept between calls: a chunk is read again when a later search
+ * focuses it (a few small reads), because lines kept for the next search outlived the young
+ * generation and made every collection longer.
  */
 function readChunkLines(ctx: RepoContext, view: IndexView, hit: SearchHit): string[] | undefined {
-  // Lines that hashed to a chunk once are that chunk's lines for good: kept by the hash (the chunking params are part of it).
-  const kept = linesByHash.get(hit.hash);
-  if (kept) return kept;
-  const lines = readLinesFromDisk(ctx, view, hit);
-  if (lines) linesByHash.set(hit.hash, lines);
-  return lines;
-}
-
-/**
- * Lines of chunks read lately, by chunk hash: a page searching as someone types, or an agent
- * asking variations of one question, focuses the same chunks again and again.
- */
-const linesByHash = new RecentMap<string, string[]>(512);
-
-function readLinesFromDisk(ctx: RepoContext, view: IndexView, hit: SearchHit): string[] | undefined {
   // The bytes up to the chunk's last line, in blocks: a hit near the top of a large file reads little.
-  let bytes = Buffer.allocUnsafe(0);
   let from = -1;
   let to = -1;
   const file = openRegularFile(join(ctx.guard.root, hit.path), ctx.limits.max_file_bytes);
   if (!file) return undefined;
   const { fd, size } = file;
+  // Read into one buffer kept for every read (this runs start to end without yielding): a buffer
+  // per read was memory outside the heap that made the collector run more often.
+  if (readBuffer.length < size) readBuffer = Buffer.allocUnsafeSlow(Math.max(size, 2 * readBuffer.length));
+  const bytes = readBuffer;
   try {
-    bytes = Buffer.allocUnsafe(size);
     let length = 0;
     let line = 1;
     let scan = 0;
@@ -112,10 +100,13 @@ function readLinesFromDisk(ctx: RepoContext, view: IndexView, hit: SearchHit): s
   }
   let text = normalizeNewlines(bytes.toString('utf8', from, to));
   if (hit.start_line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const lines = splitLines(text);
-  if (chunkHash(lines.join('\n'), view.meta.chunker.params_key).toString('hex') !== hit.hash) return undefined;
-  return lines;
+  // The chunk's text as its hash was made: its lines joined, which is the text less one final newline.
+  if (chunkHash(text.endsWith('\n') ? text.slice(0, -1) : text, view.meta.chunker.params_key).toString('hex') !== hit.hash) return undefined;
+  return splitLines(text);
 }
 
 /** Bytes read at a time when looking for a chunk's lines. */
 const READ_BLOCK = 32 * 1024;
+
+/** The buffer chunk lines are read into, grown to the largest file read (at most `max_file_bytes`). */
+let readBuffer = Buffer.allocUnsafeSlow(64 * 1024);
