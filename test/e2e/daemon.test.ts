@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { chmodSync, existsSync, lchownSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDaemon } from '../../src/frontends/cli/daemon.js';
@@ -297,6 +297,31 @@ describe('a daemon started by a command (REPODEX_DAEMON unset or auto)', () => {
     await rawCall(socket, { build: call([]).build, control: 'stop' });
     await stopped;
     expect(existsSync(socket)).toBe(false);
+  });
+});
+
+describe('a socket another user left in .repodex/', () => {
+  // Only root can give a socket to another user: elsewhere this is skipped (and says so).
+  it.skipIf(process.getuid?.() !== 0)('is never called: the command runs on its own and its variables go nowhere', async () => {
+    const root = committedRepo({ 'src/router.ts': ROUTER_SOURCE });
+    expect(runCli(['sync', '--root', root]).code).toBe(0);
+    const path = join(root, '.repodex', 'daemon.sock');
+    const heard: string[] = [];
+    const listener = createServer((socket) => socket.on('data', (data) => heard.push(data.toString())));
+    await new Promise<void>((resolve) => listener.listen(path, resolve));
+    try {
+      chmodSync(path, 0o666);
+      lchownSync(path, 4242, 4242);
+      const search = runCli(['search', 'router', '--json', '--root', root], { env: { REPODEX_DAEMON: 'auto', REPODEX_EMBEDDINGS_API_KEY: 'sk-test-never-sent' } });
+      expect(search.code).toBe(0);
+      expect((search.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/router.ts');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(heard).toEqual([]);
+      // Nor does a command start a daemon of its own over it.
+      expect(existsSync(join(root, '.repodex', 'daemon.starting'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
   });
 });
 

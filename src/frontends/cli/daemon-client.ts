@@ -1,7 +1,7 @@
 // The one-shot side of `repodex daemon`: a command a repository's daemon can run is sent to it,
 // and its output and exit code come back as if this process had run it. Loads node's own modules
 // only (its own bundle, dist/daemon-client.js): without a daemon, a command pays one stat for it.
-import { existsSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import type { connect as connectSocket } from 'node:net';
 import { resolve } from 'node:path';
 import { DATA_DIR_NAME, findUp } from '../../core/paths.js';
@@ -18,7 +18,7 @@ export async function callDaemon(argv: readonly string[], cliFile: string): Prom
   const root = rootOf(argv, process.cwd());
   if (root === undefined) return undefined;
   const path = socketPath(root);
-  if (!existsSync(path)) return undefined;
+  if (!ownSocket(path)) return undefined;
   let build: string;
   try {
     build = buildId(cliFile);
@@ -40,6 +40,16 @@ export async function callDaemon(argv: readonly string[], cliFile: string): Prom
   if (!process.stdout.listeners('error').includes(quietOnEpipe)) process.stdout.on('error', quietOnEpipe);
   const { connect } = await import('node:net'); // only with a daemon to call
   return exchange(connect, path, call);
+}
+
+/**
+ * Whether `path` is a socket this user made: a call carries the command's arguments and its
+ * REPODEX_* variables (an embeddings key among them), so a socket another user left in a shared
+ * checkout's `.repodex/` is never called.
+ */
+function ownSocket(path: string): boolean {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  return stat !== undefined && stat.isSocket() && (process.getuid === undefined || stat.uid === process.getuid());
 }
 
 function quietOnEpipe(error: NodeJS.ErrnoException): void {
