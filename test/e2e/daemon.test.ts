@@ -156,6 +156,22 @@ describe('repodex daemon', () => {
     expect(daemonStatus(root).running).toBe(true);
   });
 
+  it('is not waited for when it cannot take a call (its process stopped): the command runs on its own', async () => {
+    const { pid } = daemonStatus(root);
+    process.kill(pid!, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const served = runCli(['search', 'retry backoff', '--json', '--root', root], { env: SERVED });
+      const alone = runCli(['search', 'retry backoff', '--json', '--root', root], { env: LOCAL });
+      expect(served.code).toBe(0);
+      expect(stable(served.stdout)).toEqual(stable(alone.stdout));
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      process.kill(pid!, 'SIGCONT');
+    }
+    expect(daemonStatus(root).running).toBe(true);
+  });
+
   it('keeps answering after `repodex clean`: the next search builds the index again', () => {
     const before = daemonStatus(root).calls!;
     expect(runCli(['clean', '--root', root]).code).toBe(0);
@@ -291,8 +307,9 @@ describe('a daemon started by a command (REPODEX_DAEMON unset or auto)', () => {
       expect(JSON.parse((await rawCall(socket, call(argv))).trim()), argv.join(' ')).toMatchObject({ t: 'declined', why: 'busy with a sync' });
     }
     release();
-    expect(JSON.parse((await syncing).trim())).toMatchObject({ t: 'exit', code: 0 });
-    expect(JSON.parse((await rawCall(socket, call(['search', 'router']))).trim())).toMatchObject({ t: 'exit', code: 0 });
+    // A call it takes: `taken` at once, then (this runCli writes nothing) the exit code.
+    expect(frames(await syncing)).toEqual([{ t: 'taken' }, { t: 'exit', code: 0 }]);
+    expect(frames(await rawCall(socket, call(['search', 'router'])))).toEqual([{ t: 'taken' }, { t: 'exit', code: 0 }]);
     expect(ran).toEqual(['sync', 'search']);
     await rawCall(socket, { build: call([]).build, control: 'stop' });
     await stopped;
@@ -324,6 +341,14 @@ describe('a socket another user left in .repodex/', () => {
     }
   });
 });
+
+/** The frames of a daemon's answer, one JSON object a line. */
+function frames(text: string): unknown[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as unknown);
+}
 
 /** Send one frame to the daemon's socket as a client would, and read everything it answers. */
 function rawCall(path: string, frame: object): Promise<string> {

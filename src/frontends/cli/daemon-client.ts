@@ -68,6 +68,12 @@ export function rootOf(argv: readonly string[], cwd: string): string | undefined
   return findUp(resolve(cwd), DATA_DIR_NAME);
 }
 
+/**
+ * How long a daemon may take to take a call (it says so at once when its process is running): one
+ * that does not (stopped, or stuck) leaves the command to run on its own instead of waiting forever.
+ */
+const TAKE_MS = 3000;
+
 /** Send the call and relay what comes back; undefined when nothing was written yet and this process should run it. */
 function exchange(connect: typeof connectSocket, path: string, call: CallFrame): Promise<number | undefined> {
   return new Promise((resolveCall) => {
@@ -75,9 +81,11 @@ function exchange(connect: typeof connectSocket, path: string, call: CallFrame):
     let wrote = false;
     let settled = false;
     let pending = '';
+    const untaken = setTimeout(() => settle(undefined), TAKE_MS);
     const settle = (code: number | undefined): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(untaken);
       process.removeListener('SIGINT', interrupted);
       socket.destroy();
       resolveCall(code);
@@ -97,6 +105,7 @@ function exchange(connect: typeof connectSocket, path: string, call: CallFrame):
         } catch {
           continue;
         }
+        clearTimeout(untaken); // any answer: the daemon has the call
         if (frame.t === 'out' || frame.t === 'err') {
           wrote = true;
           (frame.t === 'out' ? process.stdout : process.stderr).write(frame.d);

@@ -89,8 +89,9 @@ export interface ControlFrame {
   readonly control: 'stop' | 'status';
 }
 
-/** What the daemon sends back: output as it is written, then the exit code; or why it will not run the call. */
+/** What the daemon sends back: that it took the call, output as it is written, then the exit code; or why it will not run the call. */
 export type ReplyFrame =
+  | { readonly t: 'taken' }
   | { readonly t: 'out'; readonly d: string }
   | { readonly t: 'err'; readonly d: string }
   | { readonly t: 'exit'; readonly code: number }

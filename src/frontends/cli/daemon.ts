@@ -145,6 +145,8 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
       }
       calls++;
       rearm();
+      // At once, even behind another call: the client waits only so long for a daemon to take its call.
+      reply(socket, { t: 'taken' });
       const call = frame;
       const isSync = call.argv[0] === 'sync';
       if (isSync) syncs++;
