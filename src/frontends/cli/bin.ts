@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import { batchProcess } from '../../core/batch-memory.js';
-import { autoStartDaemon, autoStartNote } from './daemon.js';
+import { autoStartDaemon, autoStartNote, launcherFile } from './daemon.js';
 import { runCli } from './main.js';
 
 export { runCli };
@@ -28,7 +27,7 @@ export function main(argv: readonly string[]): void {
       if (exitCode !== 0) return;
       let started: string | undefined;
       try {
-        started = autoStartDaemon(argv, fileURLToPath(new URL('../bin/repodex.js', import.meta.url)));
+        started = autoStartDaemon(argv, launcherFile());
       } catch {
         return; // a daemon is a speed-up: not starting one changes no answer
       }

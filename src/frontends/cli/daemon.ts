@@ -9,6 +9,7 @@ import { lstatIfExists } from '../../core/stat.js';
 import type { Server, Socket } from 'node:net';
 import type { Writable as WritableStream } from 'node:stream';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type ComposeOptions, type ServerEngine, createEngine, createServerEngine } from '../../compose.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { DATA_DIR_NAME, discoverRoot } from '../../core/paths.js';
@@ -285,7 +286,7 @@ function socketIdentity(path: string): string | undefined {
  * died is replaced; one that answers belongs to a running daemon, and this one does not start.
  */
 async function listenOn(path: string): Promise<Server> {
-  socketPathFits(path);
+  requireSocketPathFits(path);
   if (socketIdentity(path) !== undefined) {
     if (await answers(path)) throw new RepodexError('BAD_REQUEST', `a daemon already serves this repository (${path}): repodex daemon status`, { selfContained: true });
     rmSync(path, { force: true });
@@ -315,11 +316,15 @@ async function listenOn(path: string): Promise<Server> {
 /** Longest socket path every supported system takes (Linux 107 bytes, macOS 103). */
 const MAX_SOCKET_PATH_BYTES = 103;
 
-/** Refuse a repository whose socket path the system cannot bind (the limit is the kernel's). */
-function socketPathFits(path: string): void {
-  const bytes = Buffer.byteLength(path);
-  if (bytes > MAX_SOCKET_PATH_BYTES) {
-    throw new RepodexError('BAD_REQUEST', `the repository's path is too long for a daemon: its socket ${path} would be ${bytes} bytes, and a socket path can be at most ${MAX_SOCKET_PATH_BYTES}; commands still run on their own`, { selfContained: true });
+/** Whether the system can bind a socket at `path` (the limit is the kernel's). */
+function socketPathFits(path: string): boolean {
+  return Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES;
+}
+
+/** Refuse a repository whose socket path the system cannot bind. */
+function requireSocketPathFits(path: string): void {
+  if (!socketPathFits(path)) {
+    throw new RepodexError('BAD_REQUEST', `the repository's path is too long for a daemon: its socket ${path} would be ${Buffer.byteLength(path)} bytes, and a socket path can be at most ${MAX_SOCKET_PATH_BYTES}; commands still run on their own`, { selfContained: true });
   }
 }
 
@@ -364,7 +369,7 @@ export async function controlDaemon(root: string, cliFile: string, control: 'sta
  * `.repodex/daemon.log`; if it exits before answering, the log's end says why.
  */
 export async function startDaemon(root: string, cliFile: string, launcher: string, idleMinutes: number): Promise<DaemonStatus> {
-  socketPathFits(socketPath(root));
+  requireSocketPathFits(socketPath(root));
   const running = await controlDaemon(root, cliFile, 'status');
   if (running && running !== 'stopped' && running !== 'other build') throw new RepodexError('BAD_REQUEST', `a daemon already serves ${root} (pid ${running.pid}): repodex daemon stop, then start`, { selfContained: true });
   if (running === 'other build') await waitGone(socketPath(root));
@@ -383,6 +388,11 @@ export async function startDaemon(root: string, cliFile: string, launcher: strin
   }
   const told = readFileSync(logPath, 'utf8').trim().split('\n').slice(-3).join('\n');
   throw new RepodexError('INTERNAL', `the daemon did not start${exited ? ` (${exited})` : ' within 30 s'}${told ? `: ${told}` : ''} (log: ${logPath})`, { selfContained: true });
+}
+
+/** The launcher (bin/repodex.js) of the built CLI, which a daemon is started with. */
+export function launcherFile(): string {
+  return fileURLToPath(new URL('../bin/repodex.js', import.meta.url));
 }
 
 /** Start `repodex daemon run` for `root` as a process of its own, detached from this one, logging to `.repodex/daemon.log` (`w`: afresh, `a`: appended). */
@@ -410,7 +420,7 @@ export function autoStartDaemon(argv: readonly string[], launcher: string, env: 
   const root = rootOf(argv, process.cwd());
   if (root === undefined || !existsSync(join(root, DATA_DIR_NAME))) return undefined;
   const path = socketPath(root);
-  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES || lstatIfExists(path) !== undefined) return undefined;
+  if (!socketPathFits(path) || lstatIfExists(path) !== undefined) return undefined;
   if (!claimStart(join(root, DATA_DIR_NAME, STARTING_NAME))) return undefined;
   try {
     spawnDaemon(root, launcher, DEFAULT_IDLE_MINUTES, 'a').on('error', () => undefined);

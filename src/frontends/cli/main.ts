@@ -40,7 +40,7 @@ import {
 } from './printers.js';
 import { progressBar } from './progress.js';
 import { socketPath } from './daemon-protocol.js';
-import { DEFAULT_IDLE_MINUTES, controlDaemon, runDaemon, startDaemon, waitGone } from './daemon.js';
+import { DEFAULT_IDLE_MINUTES, controlDaemon, launcherFile, runDaemon, startDaemon, waitGone } from './daemon.js';
 import { DEFAULT_SERVER, ServerClient, clientToken, remoteCommand, runRemote, runRepoCommand } from './remote.js';
 import { type Style, styleFor } from './style.js';
 
@@ -714,8 +714,7 @@ async function runDaemonCommand(positionals: readonly string[], values: Record<s
       await runDaemon(repoRoot, { idleMinutes, cliFile, runCli, log: (line) => io.stderr.write(`${new Date().toISOString()} repodex daemon: ${line}\n`) });
       return 0;
     case 'start': {
-      const launcher = fileURLToPath(new URL('../bin/repodex.js', import.meta.url));
-      const status = await startDaemon(repoRoot, cliFile, launcher, idleMinutes);
+      const status = await startDaemon(repoRoot, cliFile, launcherFile(), idleMinutes);
       out(status, `repodex: daemon started for ${status.root} (pid ${status.pid}): one-shot commands in this repository now use it; it ${idleText(status.idle_minutes)} (repodex daemon stop)`);
       return 0;
     }
