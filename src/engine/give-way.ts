@@ -1,3 +1,6 @@
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
 /**
  * How a server's background work gives way to its requests: a sync or an embedding run calls the
  * returned function between steps (before each file, each batch), and while the server's answer
@@ -17,7 +20,7 @@
 export const SLICE_MS = 5;
 export const PAUSE_MS = 20;
 
-/** The nice value of a server's background threads: syncs and embedding runs (see sync-worker.ts), and V8's and libuv's helpers (see frontends/http/main.ts). */
+/** The nice value of a server's background threads: syncs and embedding runs (see sync-worker.ts), and V8's and libuv's helpers (see helpersInBackground). */
 export const BACKGROUND_NICE = 10;
 
 /** The step hook of background work given the pool's count of reads in hand (see above). */
@@ -36,4 +39,32 @@ export function givingWay(answering: Int32Array, clock: () => number = () => per
       }, PAUSE_MS),
     );
   };
+}
+
+/**
+ * Every thread the process has so far but the main one (V8's helpers, which collect garbage and
+ * compile for every thread of the process, the syncs' large heaps included; libuv's I/O threads;
+ * the file watcher's) runs at the syncs' lower priority, on Linux, where a thread's priority is
+ * its own. At the requests' priority they took the cores from the threads answering requests,
+ * and from the clients waiting for the answers: on two cores, a compile or a collection that runs
+ * on after an answer is written delays the client that reads it. Threads that answer requests
+ * must not exist yet: the team server calls this before it starts its answer threads;
+ * `serve --stdio`/`--mcp` and the daemon, which answer on the main thread, once the index is
+ * loaded and warm, so that the threads started for that are lowered too.
+ */
+export function helpersInBackground(): void {
+  let threads: string[];
+  try {
+    threads = readdirSync('/proc/self/task');
+  } catch {
+    return; // not Linux
+  }
+  for (const thread of threads) {
+    if (Number(thread) === process.pid) continue;
+    try {
+      setPriority(Number(thread), BACKGROUND_NICE);
+    } catch {
+      // Not allowed here (a sandbox): the helpers keep the server's priority.
+    }
+  }
 }

@@ -15,6 +15,7 @@ import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.
 import { DATA_DIR_NAME, discoverRoot } from '../../core/paths.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import type { Engine } from '../../engine/engine.js';
+import { helpersInBackground } from '../../engine/give-way.js';
 import { rootOf } from './daemon-client.js';
 import { type CallFrame, type ControlFrame, DAEMON_ENV, type DaemonStatus, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonMode, daemonTakes, socketPath } from './daemon-protocol.js';
 
@@ -89,6 +90,7 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   let listener: Server;
   try {
     await server.engine.warmUp();
+    helpersInBackground();
     listener = await listenOn(path);
   } catch (error) {
     await server.close();

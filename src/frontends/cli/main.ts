@@ -5,6 +5,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ComposeOptions, createEngine, createServerEngine, distributeStore, parseStoreSetting } from '../../compose.js';
 import type { Engine } from '../../engine/engine.js';
+import { helpersInBackground } from '../../engine/give-way.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { discoverRoot } from '../../core/paths.js';
@@ -819,6 +820,7 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
       });
       // Load the index and warm the JIT before the first request, so early queries are as fast as later ones.
       await server.engine.warmUp();
+      helpersInBackground();
       const session =
         values.mcp === true
           ? loadMcp().then(({ serveMcp }) => serveMcp(server.engine, io.stdin, io.stdout, { naming: naming as ToolNaming | undefined, log }))

@@ -1,9 +1,9 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { availableParallelism, setPriority } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import type { LimitOverrides } from '../../core/limits.js';
-import { BACKGROUND_NICE } from '../../engine/give-way.js';
+import { helpersInBackground } from '../../engine/give-way.js';
 import { RepoHost } from '../../repo-host.js';
 import type { StoreSpec } from '../../store/backend.js';
 import type { McpOptions } from '../mcp/server.js';
@@ -55,30 +55,6 @@ export function readToken(path: string): string {
     throw new RepodexError('BAD_REQUEST', `--token-file ${path} holds a token of ${token.length} characters; use at least ${MIN_TOKEN_CHARS} random ones (e.g. \`openssl rand -hex 32 > ${path}\`)`, { selfContained: true });
   }
   return token;
-}
-
-/**
- * The threads the process has before the server starts its own (V8's helpers, which collect
- * garbage and compile for every thread of the process, the syncs' large heaps included, and
- * libuv's I/O threads) run at the syncs' lower priority, on Linux, where a thread's priority is
- * its own: at the requests' priority they took the cores from the threads answering requests.
- * Threads started later (the answer threads) keep the server's priority.
- */
-function helpersInBackground(): void {
-  let threads: string[];
-  try {
-    threads = readdirSync('/proc/self/task');
-  } catch {
-    return; // not Linux
-  }
-  for (const thread of threads) {
-    if (Number(thread) === process.pid) continue;
-    try {
-      setPriority(Number(thread), BACKGROUND_NICE);
-    } catch {
-      // Not allowed here (a sandbox): the helpers keep the server's priority.
-    }
-  }
 }
 
 /** Start the team server and serve until `stop` aborts; then stop taking requests, stop watching, stop the workers. */
