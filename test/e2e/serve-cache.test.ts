@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -188,6 +188,26 @@ describe('serve --stdio cache (in process)', () => {
     expect(output.replies.every((reply) => reply.ok)).toBe(true);
     expect((output.replies[1000]?.data as FetchReport).chunks.every((chunk) => 'lines' in chunk)).toBe(true);
     expect(output.replies.map((reply) => reply.id)).toEqual([...Array.from({ length: 1000 }, (_, i) => i), 'f']);
+    expect(engine.loads).toBe(1);
+  });
+
+  it('warms up on the index it loads, answering its own searches: no call logged, no search counted', async () => {
+    const root = sampleRepo();
+    await createEngine({ root }).sync();
+    const audit = join(root, '.repodex', 'audit.jsonl');
+    const logged = (): string => (existsSync(audit) ? readFileSync(audit, 'utf8') : '');
+    const before = logged();
+    const engine = createEngine({ root });
+    await engine.warmUp(2_000);
+    await engine.auditLog.settled();
+    await engine.analytics.flush();
+    expect(logged()).toBe(before);
+    expect((await engine.status()).semantic?.analytics.queries).toBe(0);
+    // The session's requests are answered from the index the warm-up loaded.
+    const output = new LineCollector();
+    await serveJsonl(engine, Readable.from([`${JSON.stringify({ op: 'search', q: 'harmonic marker', id: 1 })}\n`]), output);
+    expect(output.replies[0]).toMatchObject({ ok: true, id: 1 });
+    expect((output.replies[0]?.data as SearchReport).results.length).toBeGreaterThan(0);
     expect(engine.loads).toBe(1);
   });
 });
