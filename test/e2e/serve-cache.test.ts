@@ -210,4 +210,15 @@ describe('serve --stdio cache (in process)', () => {
     expect((output.replies[0]?.data as SearchReport).results.length).toBeGreaterThan(0);
     expect(engine.loads).toBe(1);
   });
+
+  it('warms up without failing when the config is invalid: the requests report it', async () => {
+    const root = sampleRepo();
+    await createEngine({ root }).sync();
+    writeFileSync(join(root, '.repodex', 'config.json'), '{ "bad": ');
+    const engine = createEngine({ root });
+    await engine.warmUp(2_000);
+    const output = new LineCollector();
+    await serveJsonl(engine, Readable.from([`${JSON.stringify({ op: 'search', q: 'harmonic marker', id: 1 })}\n`]), output);
+    expect(output.replies[0]).toMatchObject({ ok: false, code: 'CONFIG_INVALID', id: 1 });
+  });
 });
