@@ -1,5 +1,5 @@
 import { type SpawnSyncReturns, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -233,3 +233,14 @@ export const ROUTER_SOURCE = [
   '}',
   '',
 ].join('\n');
+
+/** Each thread's nice value of a running process, by thread id (Linux's /proc). */
+export function threadNices(pid: number): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const thread of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis start at the third; nice is the nineteenth.
+    nices.set(Number(thread), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nices;
+}

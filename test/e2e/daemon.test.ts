@@ -3,8 +3,9 @@ import { chmodSync, existsSync, lchownSync, readFileSync, rmSync, statSync, writ
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKGROUND_NICE } from '../../src/engine/give-way.js';
 import { runDaemon } from '../../src/frontends/cli/daemon.js';
-import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, git, makeRepo, runCli, runCliAsync, tempDir } from '../helpers.js';
+import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, git, makeRepo, runCli, runCliAsync, tempDir, threadNices } from '../helpers.js';
 
 // `repodex daemon`: one-shot commands answered by a background process that keeps the index
 // loaded. What a command prints and its exit code must not depend on whether a daemon answered.
@@ -61,6 +62,13 @@ describe('repodex daemon', () => {
     expect(statSync(socket).isSocket()).toBe(true);
     expect(statSync(socket).mode & 0o777).toBe(0o600);
     expect(daemonStatus(root)).toMatchObject({ running: true, calls: 0 });
+  });
+
+  it.skipIf(!existsSync('/proc/self/task'))("answers on its own thread at the command's priority, with its helper threads at the syncs' lower one", () => {
+    const { pid } = daemonStatus(root);
+    const nices = threadNices(pid!);
+    expect(nices.get(pid!)).toBe(0);
+    expect([...nices].filter(([thread, nice]) => thread !== pid && nice === BACKGROUND_NICE).length).toBeGreaterThanOrEqual(4);
   });
 
   it('answers every command it takes exactly as the command would answer on its own', () => {

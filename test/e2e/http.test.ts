@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKGROUND_NICE } from '../../src/engine/give-way.js';
 import { testBackends } from '../conformance/backends.js';
-import { committedRepo, git, runCli, runCliAsync, tempDir } from '../helpers.js';
+import { committedRepo, git, runCli, runCliAsync, tempDir, threadNices } from '../helpers.js';
 import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
 
 // The team server (`repodex serve --http`) as a real process on loopback, on the embedded store
@@ -529,17 +529,6 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
     expect(damaged.stderr).toContain('restore the file');
   });
 });
-
-/** Each thread's nice value of a running process, by thread id (Linux's /proc). */
-function threadNices(pid: number): Map<number, number> {
-  const nices = new Map<number, number>();
-  for (const thread of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8');
-    // Fields after the command's closing parenthesis start at the third; nice is the nineteenth.
-    nices.set(Number(thread), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-  }
-  return nices;
-}
 
 describe.skipIf(!existsSync('/proc/self/task'))('team server threads', () => {
   it("runs V8's and libuv's helper threads at the syncs' lower priority, and its own thread at the server's", async () => {

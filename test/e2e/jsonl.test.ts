@@ -1,12 +1,13 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BACKGROUND_NICE } from '../../src/engine/give-way.js';
 import type { ResponseOf } from '../../src/protocol/index.js';
 
 type SearchReport = ResponseOf<'search'>;
 type FetchReport = ResponseOf<'fetch'>;
-import { CLI, PROJECT_ROOT, makeRepo, runCli } from '../helpers.js';
+import { CLI, PROJECT_ROOT, makeRepo, runCli, threadNices } from '../helpers.js';
 
 /**
  * End-to-end tests of `repodex serve --stdio` (seed 000 §4.3, SPEC §1): the built CLI runs as a
@@ -460,6 +461,23 @@ describe('serve --stdio: the same freshness policy as the CLI', () => {
     expect(after?.results[0]?.path).toBe('src/quokka-telemetry.ts');
     expect(after?.freshness.dirty).toBe(false);
     expect(after?.warnings).toEqual([]);
+    expect(await session.end()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe.skipIf(!existsSync('/proc/self/task'))('serve --stdio threads', () => {
+  it("answers on its own thread at the server's priority, with the helper threads it had once warm at the syncs' lower one", async () => {
+    const root = sampleRepo();
+    syncRepo(root);
+    const session = serve(root);
+    // The first answer comes after the warm-up, which is when the helpers are lowered.
+    expect((await session.request({ op: 'search', q: 'parse widget config' })).ok).toBe(true);
+    const pid = session.child.pid!;
+    const nices = threadNices(pid);
+    expect(nices.get(pid)).toBe(0);
+    const helpers = [...nices].filter(([thread]) => thread !== pid).map(([, nice]) => nice);
+    // V8's helper threads (four by default) exist from the start; a thread started later for an answer keeps the server's priority.
+    expect(helpers.filter((nice) => nice === BACKGROUND_NICE).length).toBeGreaterThanOrEqual(4);
     expect(await session.end()).toEqual({ code: 0, signal: null });
   });
 });
