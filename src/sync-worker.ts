@@ -1,4 +1,3 @@
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createEmbedder, openStore } from './compose.js';
 import { RepodexError, errorMessage, isRepodexError } from './core/errors.js';
@@ -10,7 +9,7 @@ import type { AnswerSettings, SyncJobResult, WorkerData, WorkerMessage, WorkerRe
 import { Engine } from './engine/engine.js';
 import { RecentMap } from './core/recent-map.js';
 import { type OutlineParser, outlineThread } from './engine/outline-thread.js';
-import { BACKGROUND_NICE, givingWay } from './engine/give-way.js';
+import { givingWay, lowerPriority } from './engine/give-way.js';
 import type { IndexStore, StoreSpec } from './store/backend.js';
 
 // Runs in a worker thread of a server: whole syncs (plan, read, parse, build, write, commit) or
@@ -75,11 +74,7 @@ let background = false;
 function runInBackground(): void {
   if (background) return;
   background = true;
-  try {
-    setPriority(BACKGROUND_NICE);
-  } catch {
-    // Not allowed here (a sandbox): the sync runs at the server's priority.
-  }
+  lowerPriority();
 }
 
 async function runJob(message: Extract<WorkerMessage, { type: 'job' }>, signal: AbortSignal): Promise<SyncJobResult> {

@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 /**
  * How a server's background work gives way to its requests: a sync or an embedding run calls the
@@ -59,12 +59,18 @@ export function helpersInBackground(): void {
   } catch {
     return; // not Linux
   }
-  for (const thread of threads) {
-    if (Number(thread) === process.pid) continue;
-    try {
-      setPriority(Number(thread), BACKGROUND_NICE);
-    } catch {
-      // Not allowed here (a sandbox): the helpers keep the server's priority.
-    }
+  for (const thread of threads) if (Number(thread) !== process.pid) lowerPriority(Number(thread));
+}
+
+/**
+ * Run `thread` (0: the calling one) at BACKGROUND_NICE, or leave it where it is when it already
+ * runs lower (a server started with `nice -n 15` keeps its threads at 15: this never raises one
+ * above the thread answering requests). Quietly does nothing where it is not allowed (a sandbox).
+ */
+export function lowerPriority(thread = 0): void {
+  try {
+    if (getPriority(thread) < BACKGROUND_NICE) setPriority(thread, BACKGROUND_NICE);
+  } catch {
+    // Not allowed here, or the thread has ended: it keeps its priority.
   }
 }
