@@ -893,20 +893,20 @@ export class Engine {
    * answers did no better than 400 (docs/benchmarks.md).
    */
   async warmUp(budgetMs = WARM_UP_MS): Promise<void> {
-    const view = await this.usableView();
-    if (!view) return;
-    const terms = await view.sampleTerms(400);
-    let spent = 0;
-    for (let i = 0; i < terms.length && spent < budgetMs; i++) {
-      const q = [terms[i], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' ');
-      const started = performance.now();
-      try {
+    try {
+      const view = await this.usableView();
+      if (!view) return;
+      const terms = await view.sampleTerms(400);
+      let spent = 0;
+      for (let i = 0; i < terms.length && spent < budgetMs; i++) {
+        const q = [terms[i], terms[(i * 7 + 3) % terms.length], terms[(i * 13 + 5) % terms.length]].slice(0, 1 + (i % 3)).join(' ');
+        const started = performance.now();
         JSON.stringify(await this.searchFrom(view, { q, mode: i % 4 === 3 ? 'idf' : 'bm25' }, true));
-      } catch {
-        return;
+        spent += performance.now() - started;
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      spent += performance.now() - started;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+    } catch {
+      // Best effort: the first request meets what stopped it (an invalid config, a store out of reach) and says so.
     }
   }
 
