@@ -6,7 +6,8 @@
 // With --fresh N, each build instead starts N fresh servers, in turns (A B, then B A, ...), and
 // each answers one untimed first search and then every query once: what a new server does with
 // queries it has not seen (compiling its code and decoding its lists as it goes), as the serve
-// row of bench/run.mjs measures it.
+// row of bench/run.mjs measures it (its first search is the first query, timed again in turn).
+// --passes applies to the warm comparison only.
 //
 //   node bench/serve-latency.mjs <corpus> [--baseline-ref REF] [--queries N] [--passes N] [--fresh N] [--seed S]
 import { mkdtempSync, rmSync } from 'node:fs';
