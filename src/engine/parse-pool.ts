@@ -56,9 +56,9 @@ const WORKER_YOUNG_GENERATION_MB = 4;
  * A parser for a sync expected to parse files of `languages` (one entry per file), leaving
  * `reservedCores` to other work. Without `languages` (a first answer, before the walk), its
  * threads start at once on the chance that there is much to parse; `expect` then says what.
+ * `script`: the worker's (the built dist/parse-worker.js; none when running from sources).
  */
-export async function createParser(params: ChunkParams, languages: readonly Language[] | undefined, reservedCores = 0): Promise<Parser> {
-  const script = bundledScript('parse-worker.js');
+export async function createParser(params: ChunkParams, languages: readonly Language[] | undefined, reservedCores = 0, script = bundledScript('parse-worker.js')): Promise<Parser> {
   const workers = workerCount(reservedCores);
   if (!script || (languages !== undefined && languages.length < MIN_FILES_FOR_WORKERS) || workers === 0) {
     return { parse: (text, language, path) => parseText(text, language, params, path), expect: () => undefined, close: async () => undefined };
@@ -96,13 +96,18 @@ class PoolParser implements Parser {
   private next = 0;
   private failure: Error | undefined;
   private closing = false;
+  /** Slot 0: the pool is closing; slot 1 + w: worker w is packing an outcome (see parse-worker.ts). */
+  private readonly signals: Int32Array;
+  private closed: Promise<void> | undefined;
 
   constructor(
     private readonly WorkerClass: typeof Worker,
     private readonly script: URL,
     private readonly count: number,
     private readonly params: ChunkParams,
-  ) {}
+  ) {
+    this.signals = new Int32Array(new SharedArrayBuffer(4 * (1 + count)));
+  }
 
   /** Grammars every worker may load (see SHARED_GRAMMAR_SHARE). */
   private shared: ReadonlySet<string> = new Set();
@@ -128,7 +133,7 @@ class PoolParser implements Parser {
 
   private start(): void {
     for (let w = 0; w < this.count; w++) {
-      const worker = new this.WorkerClass(this.script, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+      const worker = new this.WorkerClass(this.script, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB }, workerData: { signals: this.signals, slot: 1 + w } });
       this.inFlight.set(worker, 0);
       worker.on('message', (response: ParseResponse) => {
         for (const { index, outcome } of response.results) {
@@ -195,8 +200,35 @@ class PoolParser implements Parser {
     this.waiting.clear();
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stop the workers at once, files in hand or not (a sync stopped early, at a first answer's
+   * budget or an abort, leaves some in flight): but never inside a zlib call, which would abort
+   * the process (see parse-worker.ts). A worker packing an outcome finishes packing first, a
+   * matter of a millisecond; files not parsed are refused.
+   */
+  close(): Promise<void> {
+    this.closed ??= this.stopWorkers();
+    return this.closed;
+  }
+
+  private async stopWorkers(): Promise<void> {
     this.closing = true;
+    Atomics.store(this.signals, 0, 1);
+    for (const deadline = performance.now() + CLOSE_WAIT_MS; this.packing() && performance.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const refused = new RepodexError('ABORTED', 'the sync stopped before this file was parsed');
+    for (const task of [...this.waiting.values(), ...this.queue.splice(0)]) task.reject(refused);
+    this.waiting.clear();
     await Promise.all(this.workers.map((worker) => worker.terminate()));
   }
+
+  /** True while some worker is packing an outcome. */
+  private packing(): boolean {
+    for (let w = 1; w < this.signals.length; w++) if (Atomics.load(this.signals, w) !== 0) return true;
+    return false;
+  }
 }
+
+/** How long a closing pool waits for a worker to finish packing (it takes a millisecond or so). */
+const CLOSE_WAIT_MS = 2_000;

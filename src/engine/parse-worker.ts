@@ -1,4 +1,4 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { ChunkParams } from '../chunk/chunker.js';
 import { packParse } from '../index/parse-record.js';
 import type { Language } from '../scan/language.js';
@@ -31,6 +31,15 @@ export interface ParseResponse {
 // server's answer thread (see outline-thread.ts). Each worker loads its own grammars: tree-sitter
 // state lives per thread.
 const port = parentPort;
+/**
+ * Shared with the pool (see PoolParser.close): slot 0 is set when the pool closes, and this
+ * worker's `slot` is set while it packs an outcome. Node aborts the whole process when a thread is
+ * terminated inside a zlib call (it cleans up a stream the termination caught half made), so a
+ * worker never starts packing once the pool closes, and the pool waits for any packing under way
+ * before it terminates the threads. The store-then-load on both sides (sequentially consistent
+ * atomics) means one of them always sees the other.
+ */
+const { signals, slot } = (workerData ?? {}) as { signals?: Int32Array; slot?: number };
 if (port) {
   port.on('message', (request: ParseRequest | WarmRequest | OutlineRequest) => {
     if ('outline' in request) {
@@ -49,13 +58,22 @@ if (port) {
       const results: { index: number; outcome: ParseOutcome }[] = [];
       const transfer: ArrayBuffer[] = [];
       for (const task of request.batch) {
+        if (signals && Atomics.load(signals, 0) !== 0) break;
         const outcome = await parseText(task.text, task.language, request.params, task.path);
         if (outcome.secret) {
           results.push({ index: task.index, outcome });
           continue;
         }
+        if (signals && slot !== undefined) {
+          Atomics.store(signals, slot, 1);
+          if (Atomics.load(signals, 0) !== 0) {
+            Atomics.store(signals, slot, 0);
+            break;
+          }
+        }
         // Packed here, on this thread: the sync's own thread stores it as it is.
         const packed = packParse(outcome);
+        if (signals && slot !== undefined) Atomics.store(signals, slot, 0);
         transfer.push(packed.payload.buffer as ArrayBuffer);
         results.push({ index: task.index, outcome: { ...outcome, packed } });
       }
