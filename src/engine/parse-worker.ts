@@ -72,8 +72,12 @@ if (port) {
           }
         }
         // Packed here, on this thread: the sync's own thread stores it as it is.
-        const packed = packParse(outcome);
-        if (signals && slot !== undefined) Atomics.store(signals, slot, 0);
+        let packed;
+        try {
+          packed = packParse(outcome);
+        } finally {
+          if (signals && slot !== undefined) Atomics.store(signals, slot, 0);
+        }
         transfer.push(packed.payload.buffer as ArrayBuffer);
         results.push({ index: task.index, outcome: { ...outcome, packed } });
       }
