@@ -196,7 +196,12 @@ class PoolParser implements Parser {
 
   private fail(error: Error): void {
     this.failure = new RepodexError('INTERNAL', `parse worker failed: ${error.message}`, { cause: error });
-    for (const task of [...this.waiting.values(), ...this.queue.splice(0)]) task.reject(this.failure);
+    this.rejectPending(this.failure);
+  }
+
+  /** Fail every file not answered yet, queued or in a worker's hands. */
+  private rejectPending(error: Error): void {
+    for (const task of [...this.waiting.values(), ...this.queue.splice(0)]) task.reject(error);
     this.waiting.clear();
   }
 
@@ -217,9 +222,7 @@ class PoolParser implements Parser {
     for (const deadline = performance.now() + CLOSE_WAIT_MS; this.packing() && performance.now() < deadline; ) {
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    const refused = new RepodexError('ABORTED', 'the sync stopped before this file was parsed');
-    for (const task of [...this.waiting.values(), ...this.queue.splice(0)]) task.reject(refused);
-    this.waiting.clear();
+    this.rejectPending(new RepodexError('ABORTED', 'the sync stopped before this file was parsed'));
     await Promise.all(this.workers.map((worker) => worker.terminate()));
   }
 
