@@ -195,7 +195,9 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
       applyFileSignals(state, idf, rank, roles, roleWeight, mentioned, lists.history, files);
     }
     const similarity = query.mode === 'hybrid' ? await fuse(state, query, query.semantic!, rank) : undefined;
-    ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK, rank.distinct);
+    // bm25 scores are rounded as they are selected (`selectTop`); fused ones are rounded already.
+    const rounded = query.mode === 'bm25';
+    ranked = capPerFile(state.touched, state.count, state.scores, view.docOrder, view.docFile, query.topK, rank.distinct, rounded);
     rankedScores = ranked.map((id) => state.scores[id]!);
     rankedMasks = ranked.map((id) => state.masks[id]!);
     if (lexical === 'bm25') {
@@ -238,7 +240,7 @@ export async function search(view: IndexView, query: SearchQuery): Promise<Searc
 async function fuse(state: QueryState, query: SearchQuery, semantic: SemanticQuery, rank: RankingProfile): Promise<Map<number, number>> {
   const { view, touched, scores, allowed } = state;
   const depth = Math.max(FUSION_DEPTH, query.topK * 4);
-  const lexical = selectTop(touched, state.count, scores, view.docOrder, depth);
+  const lexical = selectTop(touched, state.count, scores, view.docOrder, depth, true);
   const lexicalScores = lexical.map((doc) => scores[doc]!);
   const near = await semantic.vectors.nearest(semantic.query, depth, allowed ? { files: allowed } : undefined);
   const similarity = new Map<number, number>();
@@ -639,8 +641,8 @@ function clearScratch(state: QueryState, files: FileScratch): void {
 /**
  * File-level signals: terms the chunk's file matches elsewhere, the share of terms it covers, the
  * file's role, its history field, and whether the query names it. Leaves each candidate file's
- * matched-term mask in `files.mask` (for `explain`); the caller clears it. Scores leave rounded
- * (`roundScore`).
+ * matched-term mask in `files.mask` (for `explain`); the caller clears it. Scores leave unrounded:
+ * selection rounds only the candidates that could still rank (`selectTop`).
  */
 function applyFileSignals(
   state: QueryState,
@@ -666,20 +668,38 @@ function applyFileSignals(
   const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, coord));
   const roleCodes = roles.codes;
   const { file: fileWeight, whole: wholeWeight, mention } = rank;
+  // What each term adds when the file matches it elsewhere (the same product the sum always took).
+  const elsewhereAdds = idfs.map((idf) => fileWeight * idf);
+  // Candidates come in runs of one file's chunks: its factors are looked up once per run.
+  let runFile = -1;
+  let inFile = 0;
+  let cover = 1;
+  let wholeAdd = 0;
+  let roleWeight = 1;
+  let fileAdd = 0;
+  let named = false;
   for (let i = 0; i < count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
-    const inFile = fileMask[file]!;
+    if (file !== runFile) {
+      runFile = file;
+      inFile = fileMask[file]!;
+      cover = coverage[popcount(inFile)]!;
+      wholeAdd = wholeWeight * whole[file]!;
+      const role = roleCodes[file]!;
+      roleWeight = weights[role !== UNKNOWN_ROLE ? role : roles.of(file)]!;
+      fileAdd = add[file]!;
+      named = mentions && mentioned.has(file);
+    }
     let score = scores[id]!;
     // Each term the file matches elsewhere, lowest term first (the order the sum has always taken).
-    if (fileWeight > 0) for (let elsewhere = inFile & ~masks[id]!; elsewhere !== 0; elsewhere &= elsewhere - 1) score += fileWeight * idfs[31 - Math.clz32(elsewhere & -elsewhere)]!;
-    if (coord > 0) score *= coverage[popcount(inFile)]!;
-    score += wholeWeight * whole[file]!;
-    const role = roleCodes[file]!;
-    score *= weights[role !== UNKNOWN_ROLE ? role : roles.of(file)]!;
-    score += add[file]!;
-    if (mentions && mentioned.has(file)) score *= 1 + mention;
-    scores[id] = roundScore(score);
+    if (fileWeight > 0) for (let elsewhere = inFile & ~masks[id]!; elsewhere !== 0; elsewhere &= elsewhere - 1) score += elsewhereAdds[31 - Math.clz32(elsewhere & -elsewhere)]!;
+    if (coord > 0) score *= cover;
+    score += wholeAdd;
+    score *= roleWeight;
+    score += fileAdd;
+    if (named) score *= 1 + mention;
+    scores[id] = score;
   }
 }
 
@@ -769,14 +789,6 @@ function holds(list: PostingList | undefined, doc: number): boolean {
     else hi = mid - 1;
   }
   return false;
-}
-
-/**
- * bm25 scores that are mathematically equal can differ in their last bits (the order terms were
- * added in); rounding far below any meaningful difference lets them tie, and ties go to path.
- */
-function roundScore(score: number): number {
-  return Math.round(score * 1e9) / 1e9;
 }
 
 /** A file name or path as queries write them: `router.ts`, `lib/router/index.js:12:5`, `File "app/models.py"`. */
@@ -951,10 +963,10 @@ function popcount(v: number): number {
  * file's chunks do not crowd the second file a change needs out of the top; past them, score
  * order again. Widens the heap until enough survive.
  */
-function capPerFile(touched: Uint32Array, count: number, scores: Float64Array, order: Uint32Array, chunkFile: Uint32Array, topK: number, distinct = 0): number[] {
+function capPerFile(touched: Uint32Array, count: number, scores: Float64Array, order: Uint32Array, chunkFile: Uint32Array, topK: number, distinct = 0, rounded = false): number[] {
   const window = Math.min(distinct, topK);
   for (let limit = topK * 4; ; limit *= 4) {
-    const best = selectTop(touched, count, scores, order, Math.min(limit, count));
+    const best = selectTop(touched, count, scores, order, Math.min(limit, count), rounded);
     const perFile = new Map<number, number>();
     const accepted: number[] = [];
     const waiting: number[] = [];
