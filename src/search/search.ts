@@ -668,37 +668,19 @@ function applyFileSignals(
   const coverage = Float64Array.from({ length: state.terms + 1 }, (_, k) => Math.pow(k / state.terms, coord));
   const roleCodes = roles.codes;
   const { file: fileWeight, whole: wholeWeight, mention } = rank;
-  // What each term adds when the file matches it elsewhere (the same product the sum always took).
-  const elsewhereAdds = idfs.map((idf) => fileWeight * idf);
-  // Candidates come in runs of one file's chunks: its factors are looked up once per run.
-  let runFile = -1;
-  let inFile = 0;
-  let cover = 1;
-  let wholeAdd = 0;
-  let roleWeight = 1;
-  let fileAdd = 0;
-  let named = false;
   for (let i = 0; i < count; i++) {
     const id = touched[i]!;
     const file = chunkFile[id]!;
-    if (file !== runFile) {
-      runFile = file;
-      inFile = fileMask[file]!;
-      cover = coverage[popcount(inFile)]!;
-      wholeAdd = wholeWeight * whole[file]!;
-      const role = roleCodes[file]!;
-      roleWeight = weights[role !== UNKNOWN_ROLE ? role : roles.of(file)]!;
-      fileAdd = add[file]!;
-      named = mentions && mentioned.has(file);
-    }
+    const inFile = fileMask[file]!;
     let score = scores[id]!;
     // Each term the file matches elsewhere, lowest term first (the order the sum has always taken).
-    if (fileWeight > 0) for (let elsewhere = inFile & ~masks[id]!; elsewhere !== 0; elsewhere &= elsewhere - 1) score += elsewhereAdds[31 - Math.clz32(elsewhere & -elsewhere)]!;
-    if (coord > 0) score *= cover;
-    score += wholeAdd;
-    score *= roleWeight;
-    score += fileAdd;
-    if (named) score *= 1 + mention;
+    if (fileWeight > 0) for (let elsewhere = inFile & ~masks[id]!; elsewhere !== 0; elsewhere &= elsewhere - 1) score += fileWeight * idfs[31 - Math.clz32(elsewhere & -elsewhere)]!;
+    if (coord > 0) score *= coverage[popcount(inFile)]!;
+    score += wholeWeight * whole[file]!;
+    const role = roleCodes[file]!;
+    score *= weights[role !== UNKNOWN_ROLE ? role : roles.of(file)]!;
+    score += add[file]!;
+    if (mentions && mentioned.has(file)) score *= 1 + mention;
     scores[id] = score;
   }
 }
