@@ -64,8 +64,11 @@ function toIndexMeta(file: MetaFile): IndexMeta {
  * `meta.json`, the commit record naming the current manifest. A sync writes a segment with just
  * the files it (re)indexed plus a manifest, then commits by atomically renaming meta.json; a
  * crash at any point leaves the previous meta.json naming a complete previous generation. When
- * segments pile up or too much of them is dead, a commit merges them into one. The current and
- * the previous generation's files are kept, so a reader that started before a commit finishes.
+ * segments pile up or too much of them is dead, a commit merges them into one. Only the current
+ * generation's files are kept: a reader holds its generation's segments open and reads them by
+ * descriptor, so a commit removes the files it replaced at once, and the system frees their space
+ * when the last reader lets go of them. A reader between reading meta.json and opening the files
+ * it names may find one gone: it reads meta.json again (`open`).
  */
 export class FsStore implements IndexStore {
   private readonly metaPath: string;
@@ -232,7 +235,7 @@ export class FsStore implements IndexStore {
   }
 
   /**
-   * Remove generation and segment files no longer named by the current or the previous manifest,
+   * Remove generation and segment files not in `keep` (the current generation's),
    * temp files of dead writers, and lock files of processes killed while taking the lock. Runs
    * under the lock.
    */
@@ -247,7 +250,11 @@ export class FsStore implements IndexStore {
       // rotation take no writer lock): only a dead writer's is left over.
       const isTemp = TEMP_FILE.test(name) && !name.startsWith('lock') && !writerAlive(name);
       if ((isIndexFile && !keep.has(name)) || isTemp) {
-        rmSync(this.path(name), { force: true });
+        try {
+          rmSync(this.path(name), { force: true });
+        } catch {
+          // Not removable now (a system that refuses to remove a file in use): the next sweep takes it.
+        }
         crashPoint('gc');
       }
     }
@@ -260,22 +267,6 @@ export class FsStore implements IndexStore {
     const current = this.currentManifest();
     if (!current) return;
     const keep = new Set<string>([current.file.manifest.name, ...current.manifest.segments.map((ref) => ref.name)]);
-    // The generation before the current one may still be in use by a reader: keep the newest older manifest and its segments.
-    const currentNumber = Number(GENERATION_FILE.exec(current.file.manifest.name)![1]);
-    const older = this.list()
-      .map((name) => ({ name, number: Number(GENERATION_FILE.exec(name)?.[1] ?? NaN) }))
-      .filter((entry) => entry.number < currentNumber)
-      .sort((a, b) => b.number - a.number)[0];
-    if (older) {
-      keep.add(older.name);
-      try {
-        const previous = decodeManifest(ArtifactFile.open(this.path(older.name), older.name, MANIFEST_KIND).readAll());
-        for (const ref of previous.segments) keep.add(ref.name);
-      } catch (error) {
-        if (!isRepodexError(error) && !isErrnoException(error)) throw error;
-        // A damaged older manifest belongs to no reader worth keeping it for.
-      }
-    }
     const stray = this.list().some(
       (name) =>
         ((GENERATION_FILE.test(name) || SEGMENT_FILE.test(name)) && !keep.has(name)) ||
@@ -482,19 +473,6 @@ export class FsStore implements IndexStore {
     return { index: current.size > 0 ? (parts['index'] ?? 0) + (parts['parse cache'] ?? 0) : 0, parts };
   }
 
-  /**
-   * The generation this commit replaces, kept for readers still loading it; undefined when there is
-   * none or it is damaged (no reader can use it, and the rebuild that replaces it must not fail on it).
-   */
-  readablePrevious(): { file: MetaFile; manifest: Manifest } | undefined {
-    try {
-      return this.currentManifest();
-    } catch (error) {
-      if (isRepodexError(error) || isErrnoException(error)) return undefined;
-      throw error;
-    }
-  }
-
   /** The manifest of the current generation (for the writer). */
   currentManifest(): { file: MetaFile; manifest: Manifest } | undefined {
     const file = this.readMetaFile();
@@ -542,7 +520,6 @@ class FsGenerationWriter implements GenerationWriter {
     this.done = true;
     const store = this.store;
     const generation = store.nextGeneration();
-    const previous = store.readablePrevious();
     // The base segments with this generation's tombstones applied.
     const base = (this.base?.segmentList() ?? []).map(({ ref, segment, dead: baseDead }) => {
       const dead = new Set(baseDead);
@@ -610,14 +587,8 @@ class FsGenerationWriter implements GenerationWriter {
     };
     store.writeMeta(body);
     crashPoint('committed');
-    const keep = new Set<string>([manifestName, ...segments.map((ref) => ref.name)]);
-    // A generation built under other rules (an older repodex) may hold what those rules let
-    // through, credentials included: it is not kept for readers past the sync that replaced it.
-    if (previous && previous.file.feature_version === FEATURE_VERSION) {
-      keep.add(previous.file.manifest.name);
-      for (const ref of previous.manifest.segments) keep.add(ref.name);
-    }
-    store.collectGarbage(keep);
+    // The generation this one replaced goes now: its readers hold its files open.
+    store.collectGarbage(new Set<string>([manifestName, ...segments.map((ref) => ref.name)]));
     return { meta: toIndexMeta(body), merged };
   }
 
@@ -653,7 +624,8 @@ function countsOf(
 /** Which part of `.repodex/` a file there is (`current`: the files of the generation served now). */
 function partOf(name: string, current: ReadonlySet<string>): string {
   if (current.has(name)) return 'index';
-  if (/^(gen|seg)-\d+\.rpdx$/.test(name)) return 'previous generation';
+  // A replaced generation a crash or the system left behind (the next sync removes it).
+  if (/^(gen|seg)-\d+\.rpdx$/.test(name)) return 'replaced generations';
   if (name === 'parse-cache.rpdx') return 'parse cache';
   if (name === 'history.json') return 'history';
   if (/^audit(\.\d+)?\.jsonl$/.test(name)) return 'audit log';
