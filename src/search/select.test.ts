@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 as random } from '../core/prng.js';
 import { roundScore, selectTop } from './select.js';
-
-/** A deterministic generator (mulberry32), so a failure names the seed that made it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Scores as ranking leaves them before selection: many exact ties, many that differ only past
