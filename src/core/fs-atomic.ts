@@ -1,9 +1,9 @@
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { isErrnoException } from './errors.js';
 
-/** Write a file and flush it to disk before returning, so a later rename cannot expose a torn file. */
-export function writeFileDurable(path: string, data: Uint8Array | string): void {
-  const fd = openSync(path, 'w');
+/** Write a file and flush it to disk before returning, so a later rename cannot expose a torn file. `mode` applies when it is created. */
+export function writeFileDurable(path: string, data: Uint8Array | string, mode?: number): void {
+  const fd = openSync(path, 'w', mode);
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let written = 0;
@@ -42,11 +42,12 @@ export function writeFileAtomic(path: string, data: Uint8Array | string, dir: st
 /**
  * Create `path` with `data` only if it does not exist, atomically: the content is complete before
  * the name appears (a hard link of a flushed temp file), so a crash never leaves a torn file and
- * an existing file is never overwritten. Returns false when the file already existed.
+ * an existing file is never overwritten. Returns false when the file already existed. `mode` is
+ * the file's from its first byte (a secret is never readable by others, not even for a moment).
  */
-export function createFileAtomic(path: string, data: Uint8Array | string, dir: string): boolean {
+export function createFileAtomic(path: string, data: Uint8Array | string, dir: string, mode?: number): boolean {
   const temp = `${path}.tmp-${process.pid}`;
-  writeFileDurable(temp, data);
+  writeFileDurable(temp, data, mode);
   try {
     linkSync(temp, path);
   } catch (error) {

@@ -1,6 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ComposeOptions, createEngine, createServerEngine, distributeStore, parseStoreSetting } from '../../compose.js';
@@ -42,7 +41,8 @@ import {
 import { progressBar } from './progress.js';
 import { socketPath } from './daemon-protocol.js';
 import { DEFAULT_IDLE_MINUTES, controlDaemon, launcherFile, runDaemon, startDaemon, waitGone } from './daemon.js';
-import { DEFAULT_SERVER, ServerClient, clientToken, remoteCommand, runRemote, runRepoCommand } from './remote.js';
+import { DEFAULT_SERVER, ServerClient, remoteCommand, runRemote, runRepoCommand } from './remote.js';
+import { defaultServerFolder } from '../http/access-token.js';
 import { type Style, styleFor } from './style.js';
 
 /** Options of the commands that can run on a team server (`--repo ID`). */
@@ -230,8 +230,11 @@ const COMMANDS: Record<string, CommandSpec> = {
       '          DIR/repos.json, on PostgreSQL in the database.',
       '  --port N               port (default 7800; 0 picks a free one)',
       '  --host H               address to listen on (default 127.0.0.1); any other needs --token-file',
-      '  --token-file F         a file holding the bearer token every request must send (Authorization: Bearer …)',
-      '  --data-dir DIR         the server\'s folder: its registry (embedded store) and its own audit log',
+      '  --token-file F         a file holding the bearer token every request must send (Authorization: Bearer …).',
+      '                         Without it the server makes one, DIR/token (readable by you only; kept across',
+      '                         restarts), and prints the page\'s address with it; repodex repo and --repo find it',
+      '  --no-token             ask for no token: trusts every user and process on this machine (127.0.0.1 only)',
+      '  --data-dir DIR         the server\'s folder: its token, its registry (embedded store) and its own audit log',
       '                         (default $XDG_STATE_HOME/repodex/server, or ~/.local/state/repodex/server)',
       '  --allow-roots D,D      only repositories inside these folders may be registered',
       '  --sync-threads N       threads re-indexing repositories, shared by all of them (default 1)',
@@ -255,6 +258,7 @@ const COMMANDS: Record<string, CommandSpec> = {
       port: { type: 'string' },
       host: { type: 'string' },
       'token-file': { type: 'string' },
+      'no-token': { type: 'boolean' },
       'data-dir': { type: 'string' },
       'allow-roots': { type: 'string' },
       'sync-threads': { type: 'string' },
@@ -271,7 +275,8 @@ const COMMANDS: Record<string, CommandSpec> = {
     usage: 'repodex repo add PATH [--name N] | list | remove ID | watch ID | unwatch ID | status ID  [--server URL]',
     details: [
       'Talks to a team server (repodex serve --http): --server URL, else REPODEX_SERVER, else http://127.0.0.1:7800.',
-      'A bearer token comes from --token-file F, else REPODEX_TOKEN. ID is a repository id or its name.',
+      'A bearer token comes from --token-file F, else REPODEX_TOKEN, else (a server on this machine run by you)',
+      'the token a server keeps in the default --data-dir. ID is a repository id or its name.',
       '  add PATH        register the repository at PATH (as the server sees it: the server must be able to read it)',
       '  list            every repository, with its state (ready, indexing done/total, stale, pending)',
       '  remove ID       stop serving it (its index stays)',
@@ -563,7 +568,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0;
     }
     if (name === 'repo') {
-      const client = new ServerClient(serverUrl(values), clientToken(values['token-file'] as string | undefined));
+      const client = ServerClient.for(serverUrl(values), values['token-file'] as string | undefined);
       const output = await runRepoCommand(client, positionals[0], positionals.slice(1), { name: values.name as string | undefined, json });
       if (output.stdout !== undefined) out(output.stdout);
       return output.code;
@@ -572,7 +577,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     let remote: { client: ServerClient; repoId: string } | undefined;
     if (values.repo !== undefined) {
       if (root !== undefined || store !== undefined) throw new RepodexError('BAD_REQUEST', '--repo runs the command on a server, which has its own roots and store: leave out --root and --store');
-      const client = new ServerClient(serverUrl(values), clientToken(values['token-file'] as string | undefined));
+      const client = ServerClient.for(serverUrl(values), values['token-file'] as string | undefined);
       remote = { client, repoId: await client.repoId(String(values.repo)) };
     }
     const engineOptions: ComposeOptions = { root, requireRepository: name !== 'init', store, autoIndex, firstAnswer: name === 'search' };
@@ -789,7 +794,7 @@ async function runServer(name: 'watch' | 'serve', values: Record<string, string 
     limits[limit] = value;
   }
   if (values.http === true) return runTeamServerCommand(values, root, io, stop, limits, naming as ToolNaming | undefined, positionals, debounce);
-  const httpOnly = ['port', 'host', 'token-file', 'data-dir', 'allow-roots', 'sync-threads', 'answer-threads', 'rate-limit', 'max-body-bytes', 'request-timeout-ms', 'cors-origin'].find((flag) => values[flag] !== undefined);
+  const httpOnly = ['port', 'host', 'token-file', 'no-token', 'data-dir', 'allow-roots', 'sync-threads', 'answer-threads', 'rate-limit', 'max-body-bytes', 'request-timeout-ms', 'cors-origin'].find((flag) => values[flag] !== undefined);
   if (httpOnly) throw new RepodexError('BAD_REQUEST', `--${httpOnly} is an option of the team server: repodex serve --http --${httpOnly} …`);
   const server = await createServerEngine({ root, requireRepository: true, limits, store: values.store as string | undefined, autoIndex: indexingFlag(values.indexing as string | undefined) });
   const log = (message: string): void => {
@@ -847,12 +852,6 @@ function boundedInt(flag: string, value: string | boolean | undefined, min: numb
   return n;
 }
 
-/** The team server's folder when --data-dir is not given: $XDG_STATE_HOME/repodex/server, or ~/.local/state/repodex/server. */
-function defaultServerFolder(env: NodeJS.ProcessEnv = process.env): string {
-  const state = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
-  return join(state, 'repodex', 'server');
-}
-
 /** `serve --http`: the team server, from its own bundle (the HTTP and MCP libraries load only here). */
 async function runTeamServerCommand(
   values: Record<string, string | boolean | undefined>,
@@ -887,6 +886,7 @@ async function runTeamServerCommand(
       host: (values.host as string | undefined) ?? '127.0.0.1',
       port: boundedInt('--port', values.port, 0, 65_535) ?? 7800,
       tokenFile: values['token-file'] as string | undefined,
+      noToken: values['no-token'] === true,
       store,
       folder: resolve((values['data-dir'] as string | undefined) ?? defaultServerFolder()),
       ...(values['allow-roots'] !== undefined ? { allowRoots: String(values['allow-roots']).split(',').map((part) => part.trim()).filter(Boolean) } : {}),
