@@ -15,6 +15,8 @@ import { type CallError, Request, call, describeIssues, recordRequest } from '..
 import type { RepoHost } from '../../repo-host.js';
 import { type McpOptions, type McpRepos, createMcpServer } from '../mcp/server.js';
 import type { Engine } from '../../engine/engine.js';
+import { isLoopback } from './access-token.js';
+import { AuthThrottle, type Lockout } from './auth-throttle.js';
 import { openApiDocument } from './openapi.js';
 import { type PageAssets, loadPage } from './page.js';
 import { AddRepoBody, type OpRoute, OP_ROUTES, PushBody, RepoIdBody } from './routes.js';
@@ -23,7 +25,11 @@ import { AddRepoBody, type OpRoute, OP_ROUTES, PushBody, RepoIdBody } from './ro
 export interface HttpOptions {
   readonly host: string;
   readonly port: number;
-  /** The bearer token every request must carry; required on any address but loopback. */
+  /**
+   * The bearer token every request but the page's own files must carry (from --token-file, or the
+   * one the server made in its folder); required on any address but loopback. Absent: the server
+   * asks for none (`--no-token` on loopback).
+   */
   readonly token?: string | undefined;
   /** Largest request body, in bytes (413 beyond). */
   readonly bodyLimitBytes?: number;
@@ -50,11 +56,6 @@ const LONG_TIMEOUT_MS = 600_000;
 const MAX_MCP_SESSIONS = 256;
 const MCP_IDLE_MS = 30 * 60_000;
 
-/** Whether an address is this machine only. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
-}
-
 /** What each request carries through the middleware. */
 interface RequestState {
   request_id: string;
@@ -66,6 +67,8 @@ interface RequestState {
   args?: Record<string, unknown>;
   /** Set when the request was recorded in an audit log already (an op's call). */
   recorded?: boolean;
+  /** Set for a request refused during a lockout: not logged or audited one by one (the lockout's one line counts it). */
+  uncounted?: boolean;
 }
 
 type Env = { Variables: { state: RequestState } };
@@ -245,6 +248,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   const token = options.token;
   const page: PageAssets = loadPage();
   const mcp = new McpSessions(host, options, serverLog);
+  const authThrottle = new AuthThrottle((lockout) => log(lockoutLine(lockout)));
 
   /** Record a request that ran no op (or was refused before one) in the server's log or its repository's. */
   const record = async (c: Context<Env>, status: number, args: Record<string, unknown>): Promise<void> => {
@@ -285,8 +289,10 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
       if (c.res.headers.get('X-Request-Id') === null) c.header('X-Request-Id', state.request_id); // an answer made elsewhere (MCP)
       const status = c.res.status;
       const duration = Date.now() - startedAt;
-      log(JSON.stringify({ time: new Date(startedAt).toISOString(), level: status >= 500 ? 'error' : 'info', request_id: state.request_id, client, method: c.req.method, path: c.req.path, ...(state.repo_id ? { repo_id: state.repo_id } : {}), status, duration_ms: duration }));
-      if (!state.recorded && !isQuiet(c.req.path)) void record(c, status, { path: c.req.path });
+      if (!state.uncounted) {
+        log(JSON.stringify({ time: new Date(startedAt).toISOString(), level: status >= 500 ? 'error' : 'info', request_id: state.request_id, client, method: c.req.method, path: c.req.path, ...(state.repo_id ? { repo_id: state.repo_id } : {}), status, duration_ms: duration }));
+        if (!state.recorded && !isQuiet(c.req.path)) void record(c, status, { path: c.req.path });
+      }
     }
   });
 
@@ -302,13 +308,30 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   if (options.corsOrigin) app.use('*', cors({ origin: options.corsOrigin, allowHeaders: ['Authorization', 'Content-Type', 'Mcp-Session-Id', 'Mcp-Protocol-Version'], exposeHeaders: ['X-Request-Id', 'Mcp-Session-Id'] }));
 
   // The page and its assets are public (they hold no data); everything else needs the token when there is one.
+  // Past a few failures an address is locked out for a while, its tokens not even checked (auth-throttle.ts).
   app.use('*', async (c, next) => {
     if (!token || isPagePath(c.req.path) || c.req.method === 'OPTIONS') return next();
+    const state = c.get('state');
+    const lockedOut = (seconds: number): Response => {
+      state.uncounted = true;
+      c.header('Retry-After', String(seconds));
+      return failure(c, 'RATE_LIMITED', `too many requests with a missing or wrong bearer token from ${state.client}: every request from this address is refused for ${seconds} s`);
+    };
+    const locked = authThrottle.lockedFor(state.client);
+    if (locked > 0) return lockedOut(locked);
     const header = c.req.header('authorization') ?? '';
     const given = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
     if (!given || !sameToken(given, token)) {
+      const lockout = authThrottle.failed(state.client);
+      if (lockout > 0) return lockedOut(lockout);
       c.header('WWW-Authenticate', 'Bearer realm="repodex"');
-      return failure(c, 'UNAUTHORIZED', given ? 'the bearer token is wrong' : 'this server needs a bearer token: send Authorization: Bearer <token> (the token file given to serve --token-file)');
+      return failure(
+        c,
+        'UNAUTHORIZED',
+        given
+          ? 'the bearer token is wrong'
+          : "this server needs a bearer token: send Authorization: Bearer <token> (the file given to serve --token-file, else the file `token` in the server's --data-dir)",
+      );
     }
     return next();
   });
@@ -460,7 +483,27 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
   app.notFound((c) => failure(c, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}: GET /openapi.json lists them`));
   app.onError((error, c) => thrownFailure(c, error, log));
 
-  return { app, close: () => mcp.close() };
+  return {
+    app,
+    close: async () => {
+      authThrottle.close();
+      await mcp.close();
+    },
+  };
+}
+
+/** The one log line of a lockout. */
+function lockoutLine(lockout: Lockout): string {
+  return JSON.stringify({
+    time: new Date(lockout.started).toISOString(),
+    level: 'warn',
+    client: lockout.client,
+    status: 429,
+    failed_auth: lockout.failed,
+    lockout_s: lockout.seconds,
+    refused: lockout.refused,
+    message: `${lockout.client} sent ${lockout.failed} requests with a missing or wrong bearer token: every request from it was refused unchecked for ${lockout.seconds} s (${lockout.refused} requests)`,
+  });
 }
 
 /** What the audit log is to record of a request that runs no op. */
