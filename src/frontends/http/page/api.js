@@ -1,10 +1,26 @@
-/* global sessionStorage, fetch, URLSearchParams -- browser globals (eslint's shared config lists Node's) */
+/* global sessionStorage, fetch, URLSearchParams, location, history -- browser globals (eslint's shared config lists Node's) */
 /**
  * Calls to the server's JSON API: the token (when the server asks for one) and one error shape.
- * A 401 asks for the token once — however many calls were waiting on it — and retries them.
+ * The address the server prints carries its token (`/?token=…`): taken from there, kept for the
+ * tab, and taken out of the address bar before anything else runs (so it is not in the history,
+ * a bookmark or a copied permalink). A 401 asks for the token once — however many calls were
+ * waiting on it — and retries them.
  */
 
 const TOKEN_KEY = 'repodex.token';
+
+takeTokenFromAddress();
+
+/** Keep a `token` query parameter of the page's address as the tab's token, and remove it from the address. */
+function takeTokenFromAddress() {
+  const params = new URLSearchParams(location.search);
+  const given = params.get('token');
+  if (given === null) return;
+  if (given.trim() !== '') sessionStorage.setItem(TOKEN_KEY, given.trim());
+  params.delete('token');
+  const rest = params.toString();
+  history.replaceState(history.state, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
+}
 
 /** An answer that was not a success: the server's code, message and hint, with the HTTP status. */
 export class ApiError extends Error {
