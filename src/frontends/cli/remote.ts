@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ERROR_CODES, type ErrorCode, RepodexError, errorMessage } from '../../core/errors.js';
+import { defaultServerFolder, generatedTokenPath, isLoopback, readGeneratedToken } from '../http/access-token.js';
+import { listenerIsMine } from './listener-owner.js';
 import { humanSafe, printAudit, printBundle, printFetch, printFiles, printOpen, printOutline, printSearch, printStatus, printSyncSummary } from './printers.js';
 import { type Style, styleFor } from './style.js';
 
@@ -13,22 +15,42 @@ interface Answer {
   readonly body: unknown;
 }
 
-/** A team server, as the CLI talks to it (`--server URL`, a bearer token from REPODEX_TOKEN or --token-file). */
+/** The bearer token a client sends, and where it was found (messages name it); or why none is sent. */
+export interface ClientToken {
+  readonly token?: string;
+  /** Where the token was found (`--token-file F`, REPODEX_TOKEN, the server's token file). */
+  readonly from?: string;
+  /** Why a token that was found is not sent. */
+  readonly withheld?: string;
+}
+
+/** A server's URL, checked. */
+function serverAddress(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RepodexError('BAD_REQUEST', `--server ${JSON.stringify(url)} is not a URL: give one such as ${DEFAULT_SERVER}`, { selfContained: true });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new RepodexError('BAD_REQUEST', `--server ${url} must be an http:// or https:// URL`, { selfContained: true });
+  return parsed;
+}
+
+/** A team server, as the CLI talks to it (`--server URL`; the bearer token of `clientToken`). */
 export class ServerClient {
   private readonly base: string;
 
   constructor(
     url: string,
-    private readonly token: string | undefined,
+    private readonly credentials: ClientToken = {},
   ) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new RepodexError('BAD_REQUEST', `--server ${JSON.stringify(url)} is not a URL: give one such as ${DEFAULT_SERVER}`, { selfContained: true });
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new RepodexError('BAD_REQUEST', `--server ${url} must be an http:// or https:// URL`, { selfContained: true });
+    serverAddress(url);
     this.base = url.replace(/\/+$/, '');
+  }
+
+  /** The client of the server at `url`, with the token `clientToken` finds for it. */
+  static for(url: string, tokenFile: string | undefined, env: NodeJS.ProcessEnv = process.env): ServerClient {
+    return new ServerClient(url, clientToken(tokenFile, url, env));
   }
 
   async send(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<Answer> {
@@ -36,7 +58,7 @@ export class ServerClient {
     try {
       response = await fetch(`${this.base}${path}`, {
         method,
-        headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
+        headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(this.credentials.token ? { authorization: `Bearer ${this.credentials.token}` } : {}) },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
     } catch (error) {
@@ -50,7 +72,16 @@ export class ServerClient {
     } catch {
       throw new RepodexError('SERVER_UNAVAILABLE', `${this.base} answered ${response.status} with something that is not a repodex answer: is it a repodex server?`, { selfContained: true });
     }
+    if (response.status === 401) throw this.refused();
     return { status: response.status, body: parsed };
+  }
+
+  /** A 401 as what to do about it: which token was sent (or why none), and where the right one is. */
+  private refused(): RepodexError {
+    const { token, from, withheld } = this.credentials;
+    const what = token ? `refused the token from ${from}` : `needs a bearer token and none was sent${withheld ? ` (${withheld})` : ''}`;
+    const where = `a server started without --token-file keeps its own in DATA-DIR/token (by default ${generatedTokenPath(defaultServerFolder())})`;
+    return new RepodexError('BAD_REQUEST', `${this.base} ${what}: pass --token-file F or set REPODEX_TOKEN; ${where}`, { selfContained: true });
   }
 
   /** The body of a successful answer; a failure `{ok:false, code, error}` becomes the error it names. */
@@ -83,17 +114,30 @@ function failureOf(answer: Answer): RepodexError | undefined {
   return new RepodexError(known, code in ERROR_CODES || code === '' ? message : `${message} [${code}]`, { selfContained: true });
 }
 
-/** The bearer token for a server: --token-file, else REPODEX_TOKEN, else none. */
-export function clientToken(tokenFile: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * The bearer token for the server at `url`: --token-file, else REPODEX_TOKEN, else (a server on
+ * this machine) the token a server keeps in the default folder, when the server listening there
+ * is this user's; else none.
+ */
+export function clientToken(tokenFile: string | undefined, url: string, env: NodeJS.ProcessEnv = process.env): ClientToken {
   if (tokenFile !== undefined) {
     try {
-      return readFileSync(tokenFile, 'utf8').split(/\r?\n/)[0]!.trim();
+      return { token: readFileSync(tokenFile, 'utf8').split(/\r?\n/)[0]!.trim(), from: `--token-file ${tokenFile}` };
     } catch (error) {
       throw new RepodexError('BAD_REQUEST', `--token-file ${tokenFile} cannot be read: ${errorMessage(error)}`, { selfContained: true });
     }
   }
-  const token = env.REPODEX_TOKEN?.trim();
-  return token ? token : undefined;
+  const fromEnv = env.REPODEX_TOKEN?.trim();
+  if (fromEnv) return { token: fromEnv, from: 'REPODEX_TOKEN' };
+  const address = serverAddress(url);
+  if (!isLoopback(address.hostname)) return {};
+  const folder = defaultServerFolder(env);
+  const token = readGeneratedToken(folder);
+  if (token === undefined) return {};
+  const from = generatedTokenPath(folder);
+  const port = Number(address.port || (address.protocol === 'https:' ? 443 : 80));
+  if (listenerIsMine(port) === false) return { withheld: `the token in ${from} goes only to a server run by you, and what listens on port ${port} is not` };
+  return { token, from };
 }
 
 /** What a remote command prints, and its exit code. */
