@@ -356,9 +356,10 @@ class TeamServer {
  * per request (a sixth of the machine at 700 requests a second); with this one, and answers read
  * only for what the clients use, about 0.23 ms. It reads what the team server sends (a status
  * line, headers, a body of `Content-Length` bytes or chunked); a connection the server closed
- * while idle is opened again and the request sent once more, as node's agent does.
+ * while idle is opened again and the request sent once more, as node's agent does. Every request
+ * carries the server's bearer `token`.
  */
-function httpClient(baseUrl, sockets) {
+function httpClient(baseUrl, sockets, token) {
   const base = new URL(baseUrl);
   const host = `${base.hostname}:${base.port}`;
   const idle = [];
@@ -471,7 +472,7 @@ function httpClient(baseUrl, sockets) {
     });
   const send = async (method, path, body) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const head = `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n${payload === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n`}\r\n`;
+    const head = `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\nAuthorization: Bearer ${token}\r\n${payload === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n`}\r\n`;
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
       let taken;
@@ -550,7 +551,9 @@ async function runStore(store, corpora, options, scratch) {
     const url = await server.url;
     result.server_args = args;
     result.rss_start = memory(server.pid);
-    client = httpClient(url, options.clients + options.reindex.length + 4);
+    // The token the server made in its folder on first start (the default: a loopback server asks for one).
+    const token = readFileSync(join(folder, 'server', 'token'), 'utf8').trim();
+    client = httpClient(url, options.clients + options.reindex.length + 4, token);
 
     // Register, then index every repository (as many at once as the server has sync threads).
     const repos = [];

@@ -8,6 +8,10 @@ export type Json = any;
 /** A team server (`repodex serve --http`) running as a real process on loopback. */
 export interface TeamServer {
   readonly url: string;
+  /** The web page's address as the server printed it: with its token when it made one (`/?token=…`). */
+  readonly pageUrl: string;
+  /** The token `request` sends: the one given, else the one the server made (none with --no-token). */
+  readonly token: string | undefined;
   readonly child: ChildProcess;
   /** Everything it wrote on stderr so far (its start line, request logs). */
   stderr(): string;
@@ -19,11 +23,13 @@ export interface TeamServer {
 
 /**
  * Start `repodex serve --http --port 0` with `args` (roots, flags) and wait for the line naming
- * its URL. `dataDir` defaults to a fresh folder.
+ * its URL. `dataDir` defaults to a fresh folder; `'default'` gives no --data-dir (the server's
+ * default folder, under the XDG_STATE_HOME or HOME of `env`). Requests send `token`, else the
+ * token the server made and printed.
  */
 export async function startTeamServer(args: readonly string[] = [], options: { env?: NodeJS.ProcessEnv; dataDir?: string; timeoutMs?: number; token?: string } = {}): Promise<TeamServer> {
   const dataDir = options.dataDir ?? tempDir('repodex-server-');
-  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--data-dir', dataDir, ...args], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--http', '--port', '0', ...(dataDir === 'default' ? [] : ['--data-dir', dataDir]), ...args], {
     env: { ...process.env, NODE_EXTRA_CA_CERTS: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -32,14 +38,14 @@ export async function startTeamServer(args: readonly string[] = [], options: { e
   child.stderr!.on('data', (chunk: string) => (stderr += chunk));
   child.stdout!.resume();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, pageUrl } = await new Promise<{ url: string; pageUrl: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the server did not start within ${options.timeoutMs ?? 30_000} ms:\n${stderr}`)), options.timeoutMs ?? 30_000);
     const look = (): void => {
-      const found = / at (http:\/\/[^\s]+) \(web page/.exec(stderr);
+      const found = / at (http:\/\/[^\s]+) \(web page at (http:\/\/[^\s,]+)/.exec(stderr);
       if (found) {
         clearTimeout(timer);
         child.stderr!.off('data', look);
-        resolve(found[1]!);
+        resolve({ url: found[1]!, pageUrl: found[2]! });
       }
     };
     child.stderr!.on('data', look);
@@ -48,9 +54,12 @@ export async function startTeamServer(args: readonly string[] = [], options: { e
       reject(new Error(`the server exited (${code}) before it started:\n${stderr}`));
     });
   });
-  const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+  const token = options.token ?? (new URL(pageUrl).searchParams.get('token') || undefined);
+  const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   return {
     url,
+    pageUrl,
+    token,
     child,
     stderr: () => stderr,
     async request(path, init = {}) {

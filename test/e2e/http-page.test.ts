@@ -196,7 +196,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
   it('searches as you type, groups by file, marks the terms, opens the file at the hit, and the permalink restores it', async () => {
     const page = await desktop();
-    await page.goto(`${server.url}/`);
+    await page.goto(server.pageUrl);
     await expect.poll(() => page.locator('#repo option').count()).toBe(2);
     await pickRepo(page, 'demo');
     await search(page, 'parse config');
@@ -232,7 +232,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
     // A fresh page on the permalink shows the same view.
     const fresh = await desktop();
-    await fresh.goto(`${server.url}/${hash}`);
+    await fresh.goto(`${server.pageUrl}${hash}`);
     await fresh.locator('.line.is-hit').first().waitFor();
     expect((await fresh.locator('.line.is-hit .ln').allTextContents()).map(Number)).toEqual(hitLines.map(Number));
     expect(await fresh.locator('.file-path').textContent()).toBe('src/config/parse-config.ts');
@@ -241,7 +241,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
   it('shows a method as its declaration path', async () => {
     const page = await desktop();
-    await page.goto(`${server.url}/`);
+    await page.goto(server.pageUrl);
     await pickRepo(page, 'demo');
     await search(page, 'route pattern matches');
     // The method the matched lines sit in, under its class: `class Router › match` (or `› add`,
@@ -261,7 +261,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
   it('is driven by the keyboard: / focuses the search, arrows move, Enter opens', async () => {
     const page = await desktop();
-    await page.goto(`${server.url}/#demo/README.md`);
+    await page.goto(`${server.pageUrl}#demo/README.md`);
     await page.locator('.file-path').waitFor();
     await page.locator('.file-view .code').click();
     expect(await page.evaluate('document.activeElement?.id')).not.toBe('q');
@@ -289,7 +289,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
       dialogs++;
       void dialog.dismiss();
     });
-    await page.goto(`${server.url}/`);
+    await page.goto(server.pageUrl);
     await pickRepo(page, 'demo');
     await search(page, 'injectedMarkup');
     const group = page.locator('.group', { has: page.locator('.hit') }).first();
@@ -307,7 +307,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
   it('refuses to show a secrets file or a path outside the repository, with the reason and what to do', async () => {
     const page = await desktop();
-    await page.goto(`${server.url}/#demo/.env:L1-L2`);
+    await page.goto(`${server.pageUrl}#demo/.env:L1-L2`);
     const refusal = page.locator('.file-view .error');
     await refusal.waitFor();
     expect(await refusal.getAttribute('class')).toContain('is-blocked');
@@ -317,7 +317,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
     expect(await page.content()).not.toContain(FAKE_SECRET);
     expect(await page.locator('.line').count()).toBe(0);
 
-    await page.goto(`${server.url}/#demo/../../etc/passwd`);
+    await page.goto(`${server.pageUrl}#demo/../../etc/passwd`);
     await page.reload();
     const outside = page.locator('.file-view .error');
     await outside.waitFor();
@@ -327,7 +327,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
   it('shows a repository indexing and then ready, with a progress bar, after a rebuild', async () => {
     const page = await desktop();
-    await page.goto(`${server.url}/`);
+    await page.goto(server.pageUrl);
     await page.locator('.side-tabs button[data-side="index"]').click();
     const card = page.locator('.repo-card', { has: page.locator('.repo-name', { hasText: /^bulk$/ }) });
     await card.waitFor();
@@ -359,7 +359,7 @@ describe.skipIf(!HAS_CHROMIUM || !HAS_GIT)('the team server web page', () => {
 
   it('reads well on a phone: results, the file, and the status panel while indexing and ready', async () => {
     const page = await phone();
-    await page.goto(`${server.url}/`);
+    await page.goto(server.pageUrl);
     await pickRepo(page, 'demo');
     await page.locator('#q').tap();
     await search(page, 'parse config');

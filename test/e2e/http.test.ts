@@ -42,9 +42,9 @@ function rawGet(url: string, host: string): Promise<{ status: number; body: stri
 }
 
 /** POST `body` in chunks of 512 bytes with no Content-Length (chunked transfer encoding). */
-function chunkedPost(url: string, body: string): Promise<{ status: number; body: string }> {
+function chunkedPost(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
+    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (text += chunk));
@@ -68,6 +68,11 @@ async function until<T>(what: string, ms: number, check: () => Promise<T | undef
 }
 
 const backends = testBackends();
+
+/** An MCP client's transport options that send the server's token, as an agent configured with it does. */
+function withToken(server: TeamServer): { requestInit: RequestInit } {
+  return { requestInit: { headers: { authorization: `Bearer ${server.token}` } } };
+}
 
 /** A committed repository of `count` small modules, `src/<word>N.ts` each declaring `<word>NumberN`: big enough that its first build takes a while. */
 function numberedRepo(word: string, count: number): string {
@@ -349,7 +354,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
 
   it.skipIf(backend.missing !== undefined)('serves the eight repo.* tools over MCP Streamable HTTP, the repository named by the session or by each call', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=${repoId}`)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=${repoId}`), withToken(server)));
     try {
       const tools = await client.listTools();
       expect(tools.tools.map((tool) => tool.name).sort()).toEqual(
@@ -370,7 +375,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     const otherId = (await server.request('/repos', { body: { root: other } })).body.repo_id as string;
     registered.push(otherId);
     const many = new Client({ name: 'test', version: '1.0.0' });
-    await many.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    await many.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), withToken(server)));
     try {
       const listed = await many.listTools();
       const search = listed.tools.find((tool) => tool.name === 'repo.search')!;
@@ -389,7 +394,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
       await many.close();
     }
     const unknownSession = new Client({ name: 'test', version: '1.0.0' });
-    await expect(unknownSession.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=nope`)))).rejects.toThrow();
+    await expect(unknownSession.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=nope`), withToken(server)))).rejects.toThrow();
     // MCP calls are audited with the client's address, like every other request.
     const audit = await server.request(`/audit?repo_id=${otherId}&limit=50`);
     expect((audit.body.entries as Json[]).some((entry) => entry.frontend === 'mcp' && entry.tool === 'repo.search' && entry.client === '127.0.0.1')).toBe(true);
@@ -407,7 +412,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   });
 
   it.skipIf(backend.missing !== undefined)('drives the server from the CLI: repo add/list/watch/remove, search and sync with --repo', async () => {
-    const env = { ...process.env, REPODEX_SERVER: server.url, NODE_EXTRA_CA_CERTS: '' };
+    const env = { ...process.env, REPODEX_SERVER: server.url, REPODEX_TOKEN: server.token, NODE_EXTRA_CA_CERTS: '' };
     const repo = committedRepo({ 'cli.ts': 'export function remoteCommandRunner() {}\n' });
     const add = await runCliAsync(['repo', 'add', repo, '--name', `cli-${backend.name}`, '--json'], { env });
     expect(add.code, add.stderr).toBe(0);
@@ -483,16 +488,13 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
       expect(big.status).toBe(413);
       expect(big.body.code).toBe('TOO_LARGE');
       // Without a declared length the body is counted as it arrives.
-      const chunkedBig = await chunkedPost(`${server.url}/search`, JSON.stringify({ repo_id: repoId, query: 'x'.repeat(4000) }));
+      const auth = { authorization: `Bearer ${server.token}` };
+      const chunkedBig = await chunkedPost(`${server.url}/search`, JSON.stringify({ repo_id: repoId, query: 'x'.repeat(4000) }), auth);
       expect(chunkedBig.status).toBe(413);
       expect(JSON.parse(chunkedBig.body).code).toBe('TOO_LARGE');
-      const chunkedSmall = await chunkedPost(`${server.url}/search`, JSON.stringify({ repo_id: repoId, query: `${'x'.repeat(600)} alpha` }));
+      const chunkedSmall = await chunkedPost(`${server.url}/search`, JSON.stringify({ repo_id: repoId, query: `${'x'.repeat(600)} alpha` }), auth);
       expect(chunkedSmall.status, chunkedSmall.body).toBe(200);
       expect(JSON.parse(chunkedSmall.body).query).toContain('alpha');
-      // A page of another site reaching this server through DNS rebinding names another Host.
-      const rebound = await rawGet(`${server.url}/repos`, 'evil.example');
-      expect(rebound.status).toBe(401);
-      expect(rebound.body).toContain('Host');
       // 60 a minute, bursts of 10: a quick run of 30 is cut.
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) statuses.push((await server.request('/repos')).status);
@@ -503,6 +505,16 @@ describe.skipIf(!HAS_GIT)('team server at the edge', () => {
       expect(limited.body.error).toContain('--rate-limit');
     } finally {
       await server.stop();
+    }
+    // Without a token, a page of another site reaching the server through DNS rebinding is stopped by the Host it names.
+    const open = await startTeamServer(['--no-token', root]);
+    try {
+      const rebound = await rawGet(`${open.url}/repos`, 'evil.example');
+      expect(rebound.status).toBe(401);
+      expect(rebound.body).toContain('Host');
+      expect((await rawGet(`${open.url}/repos`, new URL(open.url).host)).status).toBe(200);
+    } finally {
+      await open.stop();
     }
   });
 
