@@ -63,7 +63,8 @@ export function loadOrCreateToken(folder: string): GeneratedToken {
       // Another server on this folder made it at the same moment: that one is the token.
     }
     const mode = statSync(path).mode;
-    if ((mode & 0o077) !== 0) {
+    // Windows reports no permission bits to judge by (every file reads 0666): its ACLs decide there.
+    if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
       throw new RepodexError(
         'BAD_REQUEST',
         `the server's token file ${path} can be read by other users (mode ${(mode & 0o777).toString(8)}): remove it (a new token is made at the next start) or \`chmod 600 ${path}\``,
