@@ -34,6 +34,18 @@ export function wholeNumber(min: number, max?: number): z.ZodMiniNumber<number> 
   return schema.register(z.globalRegistry, { type: 'integer' } as never);
 }
 
+/**
+ * Text that holds more than white space, at most `max` characters as sent, trimmed once valid:
+ * checked in that order so that JSON Schema (`maxLength`, `pattern`) says exactly what is taken.
+ */
+const text = (max: number) => z.string().check(z.maxLength(max, `must be at most ${max} characters`), z.regex(/\S/, 'must not be empty'), z.trim());
+
+/** A chunk id: what JSON Schema calls an integer from 0 to 2³²−1. */
+const chunkId = z
+  .number('must be a chunk id: a whole number from 0 to 4294967295')
+  .check(z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'))
+  .register(z.globalRegistry, { type: 'integer', minimum: 0, maximum: 0xffffffff } as never);
+
 /** A whole number at least 1, capped (not rejected) at `cap`. */
 const cappedCount = (cap: number) =>
   z.pipe(
@@ -67,7 +79,7 @@ export const SearchRequest = z.strictObject({
   op: z.literal('search'),
   id: requestId,
   // Bug reports with stack traces and pasted diffs run long; the search weighs their terms (selectQueryTerms).
-  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(MAX_QUERY_CHARS, `must be at most ${MAX_QUERY_CHARS} characters`)),
+  q: text(MAX_QUERY_CHARS),
   // Capped by the engine at the max_search_hits limit (20 by default), with a warning when that cut the request.
   top_k: z.optional(wholeNumber(1)),
   mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),
@@ -79,13 +91,7 @@ export const SearchRequest = z.strictObject({
 export const FetchRequest = z.strictObject({
   op: z.literal('fetch'),
   id: requestId,
-  ids: z
-    .array(
-      z.number('must be a chunk id: a whole number from 0 to 4294967295').check(
-        z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'),
-      ),
-    )
-    .check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000, 'must list at most 1000 chunk ids')),
+  ids: z.array(chunkId).check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000, 'must list at most 1000 chunk ids')),
   max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
 
@@ -121,7 +127,7 @@ export const FilesRequest = z.strictObject({
 export const BundleRequest = z.strictObject({
   op: z.literal('bundle'),
   id: requestId,
-  prompt: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(65_536, 'must be at most 65536 characters')),
+  prompt: text(65_536),
   // Capped by the engine at the max_bundle_files limit, with a warning when that cut the request.
   max_files: z.optional(wholeNumber(1)),
   max_lines: z.optional(cappedCount(MAX_BUNDLE_LINES)),
