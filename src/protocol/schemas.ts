@@ -25,13 +25,13 @@ const requestId = z.optional(
  * exactly (`1e308`) is still whole: it is "at most `max`" that it fails, or the cap that takes it,
  * never "must be a whole number". JSON Schema calls it an integer.
  */
-export function wholeNumber(min: number, max?: number): z.ZodMiniNumber<number> {
+export function wholeNumber(min: number, max?: number, description?: string): z.ZodMiniNumber<number> {
   const schema = z.number('must be a number').check(
     z.refine((n: number) => Number.isInteger(n), { error: (issue) => `must be a whole number, got ${String(issue.input)}`, abort: true }),
     z.minimum(min, `must be at least ${min}`),
     ...(max === undefined ? [] : [z.maximum(max, `must be at most ${max}`)]),
   );
-  return schema.register(z.globalRegistry, { type: 'integer' } as never);
+  return schema.register(z.globalRegistry, { type: 'integer', ...(description !== undefined ? { description } : {}) } as never);
 }
 
 /**
@@ -95,15 +95,13 @@ export const FetchRequest = z.strictObject({
   max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
 
-const lineNumber = wholeNumber(1);
-
 /** `open`: a bounded line range of any file under the root (sandboxed, denylisted). */
 export const OpenRequest = z.strictObject({
   op: z.literal('open'),
   id: requestId,
   path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096, 'must be at most 4096 characters')),
-  start_line: z.optional(lineNumber),
-  end_line: z.optional(lineNumber),
+  start_line: z.optional(wholeNumber(1, undefined, 'the first line (1 is the first); a line past the end of the file is refused, naming its length')),
+  end_line: z.optional(wholeNumber(1, undefined, 'the last line; past the end of the file reads to the end')),
 });
 
 /** `outline`: the declarations of one file. */
@@ -138,7 +136,14 @@ export const BundleRequest = z.strictObject({
 export const AuditRequest = z.strictObject({
   op: z.literal('audit'),
   id: requestId,
-  since: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(64, 'must be at most 64 characters'))),
+  since: z.optional(
+    z.string().check(
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(64, 'must be at most 64 characters'),
+      // What the audit log reads (engine/audit.ts parseSince), as JSON Schema can say it: a duration, or a time from its date on.
+      z.regex(/^\s*(?:\d+\s*[smhdw]\s*|\d{4}-\d{2}-\d{2}[\s\S]*)$/, { error: (issue) => `must be an ISO time (2026-11-24T10:00:00Z) or a duration such as 15m, 2h or 7d, got ${JSON.stringify(issue.input)}` }),
+    ),
+  ),
   limit: z.optional(cappedCount(MAX_AUDIT_LIMIT)),
 });
 
