@@ -152,6 +152,7 @@ export const RepoListing = z.object({ ...RepoSchema.shape, index_status: State, 
 
 export const ReposResponse = z.object({ repos: z.array(RepoListing) });
 
+/** `DELETE /repos/{repo_id}`: the repository no longer served (its index stays). */
 export const RemoveRepoResponse = z.object({ repo_id: z.string(), removed: z.literal(true), repo: RepoSchema });
 
 export const AddRepoResponse = z.object({ repo_id: z.string(), created: z.boolean(), repo: RepoSchema });
