@@ -431,7 +431,7 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     expect(JSON.parse(remoteJson.stdout)).toEqual(localJson.json());
     const goneRemote = await runCliAsync(['fetch', '4294967295', '--repo', repoId, '--json'], { env });
     expect(goneRemote.code).toBe(1);
-    expect(JSON.parse(goneRemote.stdout).chunks).toEqual(runCli(['fetch', '4294967295', '--json', '--root', root, ...storeArgs]).json().chunks);
+    expect(JSON.parse(goneRemote.stdout).chunks).toEqual((runCli(['fetch', '4294967295', '--json', '--root', root, ...storeArgs]).json() as Json).chunks);
     expect(Object.keys(JSON.parse(goneRemote.stdout))).not.toContain('request_id');
     const remove = await runCliAsync(['repo', 'remove', id], { env });
     expect(remove.code, remove.stderr).toBe(0);
