@@ -25,14 +25,26 @@ const requestId = z.optional(
  * exactly (`1e308`) is still whole: it is "at most `max`" that it fails, or the cap that takes it,
  * never "must be a whole number". JSON Schema calls it an integer.
  */
-export function wholeNumber(min: number, max?: number): z.ZodMiniNumber<number> {
+export function wholeNumber(min: number, max?: number, description?: string): z.ZodMiniNumber<number> {
   const schema = z.number('must be a number').check(
     z.refine((n: number) => Number.isInteger(n), { error: (issue) => `must be a whole number, got ${String(issue.input)}`, abort: true }),
     z.minimum(min, `must be at least ${min}`),
     ...(max === undefined ? [] : [z.maximum(max, `must be at most ${max}`)]),
   );
-  return schema.register(z.globalRegistry, { type: 'integer' } as never);
+  return schema.register(z.globalRegistry, { type: 'integer', ...(description !== undefined ? { description } : {}) } as never);
 }
+
+/**
+ * Text that holds more than white space, at most `max` characters as sent, trimmed once valid:
+ * checked in that order so that JSON Schema (`maxLength`, `pattern`) says exactly what is taken.
+ */
+const text = (max: number) => z.string().check(z.maxLength(max, `must be at most ${max} characters`), z.regex(/\S/, 'must not be empty'), z.trim());
+
+/** A chunk id: what JSON Schema calls an integer from 0 to 2³²−1. */
+const chunkId = z
+  .number('must be a chunk id: a whole number from 0 to 4294967295')
+  .check(z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'))
+  .register(z.globalRegistry, { type: 'integer', minimum: 0, maximum: 0xffffffff } as never);
 
 /** A whole number at least 1, capped (not rejected) at `cap`. */
 const cappedCount = (cap: number) =>
@@ -67,7 +79,7 @@ export const SearchRequest = z.strictObject({
   op: z.literal('search'),
   id: requestId,
   // Bug reports with stack traces and pasted diffs run long; the search weighs their terms (selectQueryTerms).
-  q: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(MAX_QUERY_CHARS, `must be at most ${MAX_QUERY_CHARS} characters`)),
+  q: text(MAX_QUERY_CHARS),
   // Capped by the engine at the max_search_hits limit (20 by default), with a warning when that cut the request.
   top_k: z.optional(wholeNumber(1)),
   mode: z.optional(z.enum(['bm25', 'idf', 'vector', 'hybrid'])),
@@ -79,25 +91,17 @@ export const SearchRequest = z.strictObject({
 export const FetchRequest = z.strictObject({
   op: z.literal('fetch'),
   id: requestId,
-  ids: z
-    .array(
-      z.number('must be a chunk id: a whole number from 0 to 4294967295').check(
-        z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'),
-      ),
-    )
-    .check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000, 'must list at most 1000 chunk ids')),
+  ids: z.array(chunkId).check(z.minLength(1, 'must list at least one chunk id'), z.maxLength(1000, 'must list at most 1000 chunk ids')),
   max_lines: z.optional(cappedCount(MAX_FETCH_LINES)),
 });
-
-const lineNumber = wholeNumber(1);
 
 /** `open`: a bounded line range of any file under the root (sandboxed, denylisted). */
 export const OpenRequest = z.strictObject({
   op: z.literal('open'),
   id: requestId,
   path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096, 'must be at most 4096 characters')),
-  start_line: z.optional(lineNumber),
-  end_line: z.optional(lineNumber),
+  start_line: z.optional(wholeNumber(1, undefined, 'the first line (1 is the first); a line past the end of the file is refused, naming its length')),
+  end_line: z.optional(wholeNumber(1, undefined, 'the last line; past the end of the file reads to the end')),
 });
 
 /** `outline`: the declarations of one file. */
@@ -121,7 +125,7 @@ export const FilesRequest = z.strictObject({
 export const BundleRequest = z.strictObject({
   op: z.literal('bundle'),
   id: requestId,
-  prompt: z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(65_536, 'must be at most 65536 characters')),
+  prompt: text(65_536),
   // Capped by the engine at the max_bundle_files limit, with a warning when that cut the request.
   max_files: z.optional(wholeNumber(1)),
   max_lines: z.optional(cappedCount(MAX_BUNDLE_LINES)),
@@ -132,7 +136,14 @@ export const BundleRequest = z.strictObject({
 export const AuditRequest = z.strictObject({
   op: z.literal('audit'),
   id: requestId,
-  since: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(64, 'must be at most 64 characters'))),
+  since: z.optional(
+    z.string().check(
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(64, 'must be at most 64 characters'),
+      // What the audit log reads (engine/audit.ts parseSince), as JSON Schema can say it: a duration, or a time from its date on.
+      z.regex(/^\s*(?:\d+\s*[smhdw]\s*|\d{4}-\d{2}-\d{2}[\s\S]*)$/, { error: (issue) => `must be an ISO time (2026-11-24T10:00:00Z) or a duration such as 15m, 2h or 7d, got ${JSON.stringify(issue.input)}` }),
+    ),
+  ),
   limit: z.optional(cappedCount(MAX_AUDIT_LIMIT)),
 });
 

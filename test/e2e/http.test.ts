@@ -224,7 +224,8 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
   it.skipIf(backend.missing !== undefined)('keeps the sandbox and the secret rules of every other front end', async () => {
     const secret = await server.request(`/open?repo_id=${repoId}&path=.env`);
     expect(secret.status).toBe(403);
-    expect(secret.body).toMatchObject({ blocked: true });
+    // A failure like every other, with what the refusal says kept.
+    expect(secret.body).toMatchObject({ ok: false, code: 'BLOCKED', request_id: secret.headers.get('x-request-id'), path: '.env', blocked: true });
     expect(secret.body.error).toContain('denylist');
     expect(secret.body.hint).toBeTruthy();
     expect(JSON.stringify(secret.body)).not.toContain(FAKE_AWS_SECRET);
@@ -428,6 +429,15 @@ describe.skipIf(!HAS_GIT).each(backends)('team server on $name', (backend) => {
     const blocked = await runCliAsync(['open', '.env', '--repo', repoId], { env });
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain('denylist');
+    // A refused read prints what the local command prints: the refusal, not the server's failure fields.
+    const remoteJson = await runCliAsync(['open', '.env', '--repo', repoId, '--json'], { env });
+    const localJson = runCli(['open', '.env', '--json', '--root', root, ...storeArgs]);
+    expect(remoteJson.code).toBe(1);
+    expect(JSON.parse(remoteJson.stdout)).toEqual(localJson.json());
+    const goneRemote = await runCliAsync(['fetch', '4294967295', '--repo', repoId, '--json'], { env });
+    expect(goneRemote.code).toBe(1);
+    expect(JSON.parse(goneRemote.stdout).chunks).toEqual((runCli(['fetch', '4294967295', '--json', '--root', root, ...storeArgs]).json() as Json).chunks);
+    expect(Object.keys(JSON.parse(goneRemote.stdout))).not.toContain('request_id');
     const remove = await runCliAsync(['repo', 'remove', id], { env });
     expect(remove.code, remove.stderr).toBe(0);
     expect(remove.stdout).toContain('its index stays');

@@ -34,10 +34,13 @@ describe('N20: MCP answers in the words the CLI and JSONL use, and says what it 
     for (const message of messages) expect(message).not.toMatch(/Too (small|big)|expected string|Invalid input/);
   });
 
-  it('N20: top_k advertises the limit in force and a larger one is answered with a warning, 1e308 included', () => {
+  it('N20: top_k names the limit in force (no maximum: a larger one is taken) and a larger one is answered with a warning, 1e308 included', () => {
     const replies = mcpLines(repo(), [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, call(2, 'repo.search', { query: 'zebra', top_k: 100 }), call(3, 'repo.search', { query: 'zebra', top_k: 1e308 })]);
     const search = byId(replies, 1).result!.tools!.find((tool) => tool.name === 'repo.search')!;
-    expect((search.inputSchema.properties as Record<string, Record<string, unknown>>).top_k).toMatchObject({ type: 'integer', minimum: 1, maximum: 20 });
+    const topK = (search.inputSchema.properties as Record<string, Record<string, unknown>>).top_k!;
+    expect(topK).toMatchObject({ type: 'integer', minimum: 1 });
+    expect(topK.maximum).toBeUndefined();
+    expect(topK.description).toMatch(/^at most 20 here \(limits\.max_search_hits\)/);
     for (const id of [2, 3]) {
       const envelope = byId(replies, id).result!.structuredContent!;
       expect(envelope.ok).toBe(true);
@@ -45,7 +48,7 @@ describe('N20: MCP answers in the words the CLI and JSONL use, and says what it 
     }
     const raised = mcpLines(repo(), [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }], ['--max-search-hits', '50']);
     const listed = byId(raised, 1).result!.tools!.find((tool) => tool.name === 'repo.search')!;
-    expect((listed.inputSchema.properties as Record<string, Record<string, unknown>>).top_k!.maximum).toBe(50);
+    expect((listed.inputSchema.properties as Record<string, Record<string, unknown>>).top_k!.description).toMatch(/^at most 50 here/);
   });
 
   it('N20: a line that is not JSON gets a JSON-RPC -32700 parse error; JSON that is no message gets -32600', () => {

@@ -104,10 +104,21 @@ export class ServerClient {
   }
 }
 
+/**
+ * What a refused read answers, as the local command has it: the failure body less the failure's
+ * own fields (`ok`, `code`, `request_id`; a fetch's answer has no `error`, `hint` or `blocked` of its own).
+ */
+function refusedAnswer(body: Record<string, unknown>): Record<string, unknown> {
+  const { ok: _ok, code: _code, request_id: _id, ...answer } = body;
+  if (!Array.isArray(answer.chunks)) return answer;
+  const { error: _error, hint: _hint, blocked: _blocked, ...fetched } = answer;
+  return fetched;
+}
+
 /** A server's failure answer as the error it names (codes only a server has, such as RATE_LIMITED, are named in the message), or undefined for a success or a refused read. */
 function failureOf(answer: Answer): RepodexError | undefined {
-  const body = answer.body as { ok?: unknown; code?: unknown; error?: unknown; hint?: unknown };
-  if (answer.status < 400 || body === null || typeof body !== 'object' || body.ok !== false) return undefined;
+  const body = answer.body as { ok?: unknown; code?: unknown; error?: unknown; hint?: unknown; blocked?: unknown };
+  if (answer.status < 400 || body === null || typeof body !== 'object' || body.ok !== false || typeof body.blocked === 'boolean') return undefined;
   const code = typeof body.code === 'string' ? body.code : '';
   const message = `${String(body.error ?? `the server answered ${answer.status}`)}${typeof body.hint === 'string' ? ` (${body.hint})` : ''}`;
   const known: ErrorCode = code in ERROR_CODES ? (code as ErrorCode) : answer.status >= 500 ? 'SERVER_UNAVAILABLE' : 'BAD_REQUEST';
@@ -195,7 +206,7 @@ export async function runRemote(client: ServerClient, command: RemoteCommand, js
   const answer = await client.send(command.method, command.path, command.body);
   const failure = failureOf(answer);
   if (failure) throw failure;
-  const data = answer.body as Record<string, unknown>;
+  const data = answer.status >= 400 ? refusedAnswer(answer.body as Record<string, unknown>) : (answer.body as Record<string, unknown>);
   const style = styleFor(stdout as NodeJS.WriteStream);
   const refused = answer.status >= 400 || (Array.isArray(data.chunks) && (data.chunks as object[]).every((chunk) => 'error' in chunk));
   if (json) return { stdout: JSON.stringify(data), code: refused ? 1 : 0 };

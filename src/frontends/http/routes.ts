@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
-import { AuditRequest, BundleRequest, FetchRequest, FilesRequest, type Op, OpenRequest, OutlineRequest, SearchRequest, SyncRequest } from '../../protocol/index.js';
+import { RESPONSES } from '../../protocol/responses.js';
+import { AuditRequest, BundleRequest, type CallResult, FetchRequest, FilesRequest, type Op, OpenRequest, OutlineRequest, SearchRequest, SyncRequest } from '../../protocol/index.js';
 
 /**
  * The HTTP API's requests, each mapped onto one op of the shared protocol (the same validation,
@@ -27,6 +28,8 @@ export interface OpRoute {
   readonly fieldNames?: Readonly<Record<string, string>>;
   /** Requests that may run a whole sync get longer than the request timeout. */
   readonly long?: boolean;
+  /** A read that may be refused (a secret, a path outside the repository, a chunk that is gone): 403 or 404 with what it can still say. */
+  readonly refuses?: 'path' | 'chunks';
 }
 
 export const OP_ROUTES: readonly OpRoute[] = [
@@ -48,6 +51,7 @@ export const OP_ROUTES: readonly OpRoute[] = [
     input: z.strictObject({ repo_id: repoId, ids: FetchRequest.shape.ids, max_lines: FetchRequest.shape.max_lines }),
     toRequest: (input) => ({ op: 'fetch', ids: input.ids, max_lines: input.max_lines }),
     long: true,
+    refuses: 'chunks',
   },
   {
     method: 'GET',
@@ -56,6 +60,7 @@ export const OP_ROUTES: readonly OpRoute[] = [
     summary: 'The declarations of one file.',
     input: z.strictObject({ repo_id: repoId, path: OutlineRequest.shape.path }),
     toRequest: (input) => ({ op: 'outline', path: input.path }),
+    refuses: 'path',
   },
   {
     method: 'GET',
@@ -66,6 +71,7 @@ export const OP_ROUTES: readonly OpRoute[] = [
     numbers: ['start', 'end'],
     toRequest: (input) => ({ op: 'open', path: input.path, start_line: input.start, end_line: input.end }),
     fieldNames: { start_line: 'start', end_line: 'end' },
+    refuses: 'path',
   },
   {
     method: 'POST',
@@ -146,6 +152,9 @@ export const RepoListing = z.object({ ...RepoSchema.shape, index_status: State, 
 
 export const ReposResponse = z.object({ repos: z.array(RepoListing) });
 
+/** `DELETE /repos/{repo_id}`: the repository no longer served (its index stays). */
+export const RemoveRepoResponse = z.object({ repo_id: z.string(), removed: z.literal(true), repo: RepoSchema });
+
 export const AddRepoResponse = z.object({ repo_id: z.string(), created: z.boolean(), repo: RepoSchema });
 
 export const IndexStatusResponse = z.object({
@@ -175,4 +184,24 @@ export const HealthResponse = z.object({
   repos: z.object({ total: z.int(), ready: z.int(), indexing: z.int(), stale: z.int(), pending: z.int(), unavailable: z.int() }),
 });
 
-export const ErrorResponse = z.object({ ok: z.literal(false), code: z.string(), error: z.string(), hint: z.optional(z.string()), request_id: z.string() });
+/** What every failure answer holds. */
+const failure = { ok: z.literal(false), code: z.string(), error: z.string(), hint: z.optional(z.string()), request_id: z.string() };
+
+/** A failure: `{ok:false, code, error, hint?, request_id}`. */
+export const ErrorResponse = z.object(failure);
+
+/** A refused `open` or `outline`: the failure, with the path and whether it was blocked (a secret, outside the repository) or is not there. */
+export const PathRefusalResponse = z.object({ ...failure, hint: z.string(), path: z.string(), blocked: z.boolean() });
+
+/** A fetch that served none of its chunks: the failure (its first refused chunk's), with the whole answer and each chunk's reason. */
+export const FetchRefusalResponse = z.extend(RESPONSES.fetch, { ...failure, hint: z.string(), blocked: z.boolean() });
+
+/**
+ * The body of a refused read: a failure like any other (`ok:false`, the code, the message, the
+ * hint, the request id), followed by what the answer still says (`path` and `blocked`; a fetch's
+ * chunks, each with its reason).
+ */
+export function refusalBody(result: CallResult, requestId: string): Record<string, unknown> {
+  const error = result.error!;
+  return { ok: false, code: error.code, error: error.message, ...(error.hint !== undefined ? { hint: error.hint } : {}), request_id: requestId, blocked: result.blocked, ...(result.data as object) };
+}

@@ -7,7 +7,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod/mini';
-import { RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
+import { ERROR_CODES, type ErrorCode, RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { within } from '../../core/within.js';
 import { CallLog } from '../../engine/audit.js';
@@ -19,7 +19,7 @@ import { isLoopback } from './access-token.js';
 import { AuthThrottle, type Lockout } from './auth-throttle.js';
 import { openApiDocument } from './openapi.js';
 import { type PageAssets, loadPage } from './page.js';
-import { AddRepoBody, type OpRoute, OP_ROUTES, PushBody, RepoIdBody } from './routes.js';
+import { AddRepoBody, type OpRoute, OP_ROUTES, PushBody, RepoIdBody, refusalBody } from './routes.js';
 
 /** How `serve --http` is set up. */
 export interface HttpOptions {
@@ -73,8 +73,17 @@ interface RequestState {
 
 type Env = { Variables: { state: RequestState } };
 
+/** The codes of failures only the server answers (the others are the codes of errors, core/errors.ts, and of refused reads). */
+const SERVER_CODES = ['UNAUTHORIZED', 'NOT_FOUND', 'TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'TIMEOUT'] as const;
+
+/** A code a failure answer may carry. */
+type FailureCode = ErrorCode | CallError['code'] | (typeof SERVER_CODES)[number];
+
+/** Every code a failure answer may carry, for the API document. */
+const FAILURE_CODES: readonly FailureCode[] = [...(Object.keys(ERROR_CODES) as ErrorCode[]), 'BLOCKED', 'REFUSED', ...SERVER_CODES];
+
 /** HTTP status of a call's error code. */
-function statusOf(code: string): ContentfulStatusCode {
+function statusOf(code: FailureCode): ContentfulStatusCode {
   switch (code) {
     case 'BAD_REQUEST':
     case 'ROOT_NOT_FOUND':
@@ -115,7 +124,7 @@ function statusOf(code: string): ContentfulStatusCode {
 }
 
 /** A failure answer: `{ok:false, code, error, hint?, request_id}`. */
-function failure(c: Context<Env>, code: string, message: string, hint?: string): Response {
+function failure(c: Context<Env>, code: FailureCode, message: string, hint?: string): Response {
   const state = c.get('state');
   return c.json({ ok: false, code, error: message, ...(hint !== undefined ? { hint } : {}), request_id: state.request_id }, statusOf(code));
 }
@@ -357,7 +366,8 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     return c.json({ ok: health.ok, version: TOOL_VERSION, uptime_s: Math.round((Date.now() - started) / 1000), store: health.store, repos: health.repos }, health.ok ? 200 : 503);
   });
 
-  app.get('/openapi.json', (c) => c.json(openApiDocument(options)));
+  const document = openApiDocument(options, { codes: FAILURE_CODES, statusOf });
+  app.get('/openapi.json', (c) => c.json(document));
 
   app.get('/repos', async (c) => {
     noted(c, 'repo.list', {});
@@ -446,7 +456,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
       if (!result.error) return result.json !== undefined ? c.body(result.json, 200, { 'Content-Type': 'application/json' }) : c.json(result.data as object, 200);
       // A refused read still answers what it can: a fetch that served some chunks is a success.
       const served = route.op === 'fetch' && (result.data as { chunks: object[] }).chunks.some((chunk) => !('error' in chunk));
-      return c.json(result.data as object, served ? 200 : statusOf(result.error.code));
+      return served ? c.json(result.data as object, 200) : c.json(refusalBody(result, state.request_id), statusOf(result.error.code));
     });
   };
 

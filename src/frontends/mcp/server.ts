@@ -53,8 +53,9 @@ interface ToolSpec {
   /** Tool argument names for the op's field names, so validation errors name what the client sent. */
   readonly fieldNames?: Record<string, string>;
   /**
-   * Arguments capped by a server limit (`top_k` by max_search_hits): advertised with the limit in
-   * force as their maximum; a larger value is answered with that many and a warning.
+   * Arguments capped by a server limit (`top_k` by max_search_hits): a larger value is answered
+   * with that many and a warning, so the schema sets no maximum; its description names the limit
+   * in force.
    */
   readonly limited?: Readonly<Record<string, LimitName>>;
 }
@@ -327,14 +328,14 @@ function currentLimits(engine: Engine): Limits {
   }
 }
 
-/** An input JSON Schema with the limit in force as the maximum of each limited argument (`budget.max_files`: a nested one). */
+/** An input JSON Schema whose limited arguments (`budget.max_files`: a nested one) say the limit in force and what happens past it. */
 function withLimits(schema: Record<string, unknown>, limited: Readonly<Record<string, LimitName>> | undefined, limits: Limits): Record<string, unknown> {
   if (!limited) return schema;
   const copy = structuredClone(schema);
   for (const [path, limit] of Object.entries(limited)) {
     let node: Record<string, unknown> | undefined = copy;
     for (const name of path.split('.')) node = (node?.properties as Record<string, Record<string, unknown>> | undefined)?.[name];
-    if (node) node.maximum = limits[limit];
+    if (node) node.description = `at most ${limits[limit]} here (limits.${limit}): a larger number is answered with ${limits[limit]} and a warning`;
   }
   return copy;
 }

@@ -29,6 +29,7 @@ const ui = {
   panes: $('panes'),
   tabs: $('tabs'),
   results: $('results'),
+  note: $('results-note'),
   head: $('results-head'),
   fileView: $('file-view'),
   indexPanel: $('index-panel'),
@@ -94,7 +95,8 @@ async function loadRepos() {
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     replace(ui.head);
-    replace(ui.results, h('div', { class: 'pad' }, errorBox(error, 'The repositories could not be listed')));
+    replace(ui.results);
+    replace(ui.note, h('div', { class: 'pad' }, errorBox(error, 'The repositories could not be listed')));
     return;
   }
   fillPicker();
@@ -102,8 +104,9 @@ async function loadRepos() {
   const wanted = (fromHash && findRepo(fromHash.repo)) ?? findRepo(localStorage.getItem(REPO_KEY) ?? '') ?? state.repos[0];
   if (wanted) chooseRepo(wanted.repo_id, { search: false });
   panel.setRepos(state.repos, state.repoId);
+  // A permalink opens its file beside what to type and the keys, not beside an empty pane.
+  renderIdle();
   if (fromHash) applyHash();
-  else renderIdle();
 }
 
 function fillPicker() {
@@ -172,7 +175,8 @@ async function runSearch() {
     state.items = [];
     state.selected = -1;
     replace(ui.head);
-    replace(ui.results, h('div', { class: 'pad' }, errorBox(error, 'The search failed')));
+    replace(ui.results);
+    replace(ui.note, h('div', { class: 'pad' }, errorBox(error, 'The search failed')));
     ui.results.dataset.state = 'failed';
   } finally {
     clearTimeout(slow);
@@ -202,11 +206,12 @@ function showAnswer(answer, ms) {
     answer.synced && answer.synced.mode !== 'none' ? h('span', { class: 'note' }, 'index updated first') : null,
     (answer.warnings ?? []).length ? h('ul', { class: 'warnings' }, answer.warnings.map((warning) => h('li', {}, forThePage(warning)))) : null,
   );
-  if (answer.results.length === 0) {
-    ui.results.append(
-      h('div', { class: 'placeholder' }, h('p', {}, 'Nothing matched.'), h('p', { class: 'muted' }, ui.glob.value.trim() ? 'Check the path filter, or try other words.' : 'Try other words, or “Hybrid” ranking for a question in plain words.')),
-    );
-  }
+  replace(
+    ui.note,
+    answer.results.length === 0
+      ? h('div', { class: 'placeholder' }, h('p', {}, 'Nothing matched.'), h('p', { class: 'muted' }, ui.glob.value.trim() ? 'Check the path filter, or try other words.' : 'Try other words, or “Hybrid” ranking for a question in plain words.'))
+      : null,
+  );
   markOpen();
 }
 
@@ -217,8 +222,11 @@ function renderIdle() {
   state.selected = -1;
   const repo = state.repos.find((entry) => entry.repo_id === state.repoId);
   replace(ui.head);
+  replace(ui.results);
+  ui.results.removeAttribute('aria-activedescendant');
+  // Outside the listbox, which holds only results.
   replace(
-    ui.results,
+    ui.note,
     h(
       'div',
       { class: 'placeholder idle' },

@@ -21,9 +21,10 @@ export function renderResults(container, answer, { link, onOpen }) {
   const sections = [];
   for (const [path, hits] of groups) {
     const slash = path.lastIndexOf('/');
+    const headId = `group-${sections.length}`;
     const head = h(
       'div',
-      { class: 'group-head', title: path },
+      { class: 'group-head', id: headId, title: path },
       slash >= 0 ? h('span', { class: 'dir' }, highlight(path.slice(0, slash + 1), terms)) : null,
       h('span', { class: 'base' }, highlight(path.slice(slash + 1), terms)),
       h('span', { class: 'group-count' }, hits.length === 1 ? '1 hit' : `${hits.length} hits`),
@@ -52,7 +53,8 @@ export function renderResults(container, answer, { link, onOpen }) {
       items.push(el);
       return el;
     });
-    sections.push(h('section', { class: 'group', 'data-path': path }, head, list));
+    // A group of options, named by its file: what a listbox may hold besides options.
+    sections.push(h('div', { class: 'group', role: 'group', 'aria-labelledby': headId, 'data-path': path }, head, list));
   }
   container.replaceChildren(...sections);
   return items;
