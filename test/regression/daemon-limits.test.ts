@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,13 +181,27 @@ describe('the registry', () => {
     expect(roots()).toEqual([next, killed]);
   });
 
+  it('does not keep a repository from ever getting a daemon again when a socket no entry names was left behind', async () => {
+    const [root] = repositories(1) as [string];
+    // A listener on the repository's socket, killed with -9 before any registry heard of it (a daemon of an older repodex, say).
+    const path = socketPath(root);
+    const listener = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => console.log('listening'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => listener.stdout.once('data', resolve));
+    listener.kill('SIGKILL');
+    expect(await until(() => listener.exitCode !== null || listener.signalCode !== null)).toBe(true);
+    expect(existsSync(path)).toBe(true);
+    const pid = await startByUse(root);
+    expect(entryOf(root)).toMatchObject({ state: 'serving', pid });
+    expect((await runCliAsync(['daemon', 'status', '--json', '--root', root])).stdout).toContain('"running":true');
+  });
+
   it('is a folder only its user can read, with the entries listed by `daemon status` from anywhere', async () => {
     const dir = process.env.REPODEX_DAEMON_DIR!;
     const status = runCli(['daemon', 'status'], { cwd: '/' });
     expect(status.code).toBe(0);
     const lines = status.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^repodex: 2 daemons of yours, \d+ MB; at most 4 and \d+ MB together \(REPODEX_DAEMON_MAX, REPODEX_DAEMON_MEMORY_MB\):$/);
-    expect(lines.slice(1)).toHaveLength(2);
+    expect(lines[0]).toMatch(/^repodex: 3 daemons of yours, \d+ MB; at most 4 and \d+ MB together \(REPODEX_DAEMON_MAX, REPODEX_DAEMON_MEMORY_MB\):$/);
+    expect(lines.slice(1)).toHaveLength(3);
     for (const line of lines.slice(1)) expect(line).toMatch(/^ {2}\/\S+ +pid \d+, \d+ MB, idle \d+ s, 0 commands, started by a command$/);
     for (const name of readdirSync(dir)) expect(name).toMatch(/^[0-9a-f]{24}\.(json|seen)$/);
     // A limit set wrong is told, with the fix.

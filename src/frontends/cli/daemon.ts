@@ -630,9 +630,9 @@ function spawnDaemon(root: string, launcher: string, idleMinutes: number, starte
  * the next commands there answer from it (REPODEX_DAEMON, see daemon-protocol.ts). A `sync` does
  * not count: a script that builds an index and queries it once starts none. Does not wait for the
  * daemon. Returns the root it started one for, or undefined when it did not: daemons off or
- * manual, a command a daemon does not take, the first use, no index, a daemon already there (or a
- * socket of someone else's), another command starting one, the limit reached by daemons a person
- * started, a path too long for a socket, or Windows (no Unix sockets in `.repodex/`).
+ * manual, a command a daemon does not take, the first use, no index, a daemon already serving or
+ * starting, another user's socket, the limit reached by daemons a person started, a path too
+ * long for a socket, or Windows (no Unix sockets in `.repodex/`).
  */
 export function autoStartDaemon(argv: readonly string[], launcher: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (process.platform === 'win32' || daemonMode(env) !== 'auto' || !daemonTakes(argv) || argv[0] === 'sync') return undefined;
@@ -642,11 +642,12 @@ export function autoStartDaemon(argv: readonly string[], launcher: string, env: 
   if (!socketPathFits(path)) return undefined;
   const registry = DaemonRegistry.open(env);
   const limits = daemonLimits(env);
-  // A daemon serving (that declined this call) or starting; or a socket the registry knows nothing
-  // of (another user's, or another registry's). A socket left by a registered daemon that died is replaced.
-  const known = registry.read(root);
-  if (known !== undefined && registry.live(root) !== undefined) return undefined;
-  if (known === undefined && lstatIfExists(path) !== undefined) return undefined;
+  // A daemon serving (that declined this call) or starting. A socket the registry knows nothing of
+  // was most likely left by a daemon that died: the daemon started here replaces it, or, finding
+  // that one answers, leaves it be. Never one of another user's, nor anything but a socket.
+  if (registry.live(root) !== undefined) return undefined;
+  const socket = lstatIfExists(path);
+  if (socket !== undefined && (!socket.isSocket() || (process.getuid !== undefined && socket.uid !== process.getuid()))) return undefined;
   if (!registry.usedAgain(root)) return undefined;
   const others = registry.all().filter((entry) => entry.state === 'serving');
   if (others.length >= limits.maxDaemons && !others.some((entry) => entry.started_by === 'command')) return undefined;
