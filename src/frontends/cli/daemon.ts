@@ -11,7 +11,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { lstatIfExists } from '../../core/stat.js';
 import type { Server, Socket } from 'node:net';
 import type { Writable as WritableStream } from 'node:stream';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ComposeOptions, type ServerEngine, createEngine, createServerEngine } from '../../compose.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
@@ -76,17 +76,30 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   } catch (error) {
     options.log(`${errorMessage(error)}; this daemon counts toward no limit`);
   }
-  const server = await createServerEngine({ root, requireRepository: true });
+  // The start a command (or `daemon start`) claimed for this process: it says who asked for it;
+  // without one, a person ran this daemon. The claim may not name this pid yet, a moment after the spawn.
+  const claimOf = (at: string): DaemonEntry | undefined => {
+    const claim = registry?.read(at);
+    return claim?.state === 'starting' && (claim.pid === null || claim.pid === process.pid) ? claim : undefined;
+  };
+  const giveUpStart = (at: string): void => {
+    const claim = claimOf(at);
+    if (claim) registry?.removeIf(at, claim);
+  };
+  const startedBy: StartedBy = claimOf(resolve(root))?.started_by ?? 'daemon run';
+  let server: ServerEngine;
+  try {
+    server = await createServerEngine({ root, requireRepository: true });
+  } catch (error) {
+    process.removeListener('SIGTERM', onEarlySignal);
+    process.removeListener('SIGINT', onEarlySignal);
+    giveUpStart(resolve(root));
+    throw error;
+  }
   const path = socketPath(server.engine.root);
   const build = buildId(options.cliFile);
   const env = behaviourEnv(process.env);
   const started = new Date();
-  // The command that spawned this daemon said who asked for it; run without one, a person did.
-  const claimed = registry?.read(server.engine.root);
-  const startedBy: StartedBy = claimed?.state === 'starting' && (claimed.pid === null || claimed.pid === process.pid) ? claimed.started_by : 'daemon run';
-  const giveUpStart = (): void => {
-    if (claimed?.state === 'starting') registry?.removeIf(server.engine.root, claimed);
-  };
   let calls = 0;
   /** Calls running or waiting to run. */
   let active = 0;
@@ -147,7 +160,7 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   } finally {
     process.removeListener('SIGTERM', onEarlySignal);
     process.removeListener('SIGINT', onEarlySignal);
-    if (listener === undefined) giveUpStart();
+    if (listener === undefined) giveUpStart(server.engine.root);
   }
   const serving = listener;
   const identity = socketIdentity(path);
@@ -161,6 +174,7 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   record();
+  if (stopAsked !== undefined) void stop(stopAsked); // a signal while it began to listen
   options.log(`serving ${server.engine.root} (pid ${process.pid}, repodex ${TOOL_VERSION}, started by ${startedBy})${server.watchProblem ? `; no file watcher (${server.watchProblem}): every call checks the tree by stats` : ''}`);
 
   serving.on('connection', (socket: Socket) => {
