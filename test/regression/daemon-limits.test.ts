@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, runCli, runCliAsync, tempDir } from '../helpers.js';
@@ -195,7 +195,7 @@ describe('the registry', () => {
     expect((await runCliAsync(['daemon', 'status', '--json', '--root', root])).stdout).toContain('"running":true');
   });
 
-  it('is a folder only its user can read, with the entries listed by `daemon status` from anywhere', async () => {
+  it('is a folder only its user can read, with the entries listed by `daemon status` from anywhere', () => {
     const dir = process.env.REPODEX_DAEMON_DIR!;
     const status = runCli(['daemon', 'status'], { cwd: '/' });
     expect(status.code).toBe(0);
@@ -204,6 +204,17 @@ describe('the registry', () => {
     expect(lines.slice(1)).toHaveLength(3);
     for (const line of lines.slice(1)) expect(line).toMatch(/^ {2}\/\S+ +pid \d+, \d+ MB, idle \d+ s, 0 commands, started by a command$/);
     for (const name of readdirSync(dir)) expect(name).toMatch(/^[0-9a-f]{24}\.(json|seen)$/);
+    // A folder other users may open is refused, and left as it is; commands there start no daemon, and answer as ever.
+    const open = tempDir('repodex-daemons-');
+    chmodSync(open, 0o755);
+    const refused = runCli(['daemon', 'status'], { cwd: '/', env: { REPODEX_DAEMON_DIR: open } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`repodex: cannot keep the list of daemons in ${open}: other users may open it (mode 755): chmod 700 ${open}, or set REPODEX_DAEMON_DIR to a folder of your own\n`);
+    const [root] = repositories(1) as [string];
+    for (let i = 0; i < 2; i++) expect(runCli(['search', 'router', '--root', root], { env: { REPODEX_DAEMON: 'auto', REPODEX_DAEMON_DIR: open } }).stdout).toContain('src/router.ts');
+    expect(daemonLog(root)).toBe('');
+    expect(statSync(open).mode & 0o777).toBe(0o755);
+    expect(readdirSync(open)).toEqual([]);
     // A limit set wrong is told, with the fix.
     const wrong = runCli(['daemon', 'status'], { cwd: '/', env: { REPODEX_DAEMON_MAX: 'many' } });
     expect(wrong.code).toBe(1);

@@ -7,7 +7,7 @@
 // taken for a daemon, and entries of daemons that died (kill -9) are pruned by whoever reads them.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
@@ -86,13 +86,23 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, what: string): number
 
 /**
  * The registry's folder: REPODEX_DAEMON_DIR, else $XDG_RUNTIME_DIR/repodex (per user, in memory,
- * emptied at logout), else $XDG_STATE_HOME/repodex/daemons or ~/.local/state/repodex/daemons.
+ * emptied at logout) when that folder is this user's (under sudo it may be another's), else
+ * $XDG_STATE_HOME/repodex/daemons or ~/.local/state/repodex/daemons.
  */
 export function registryFolder(env: NodeJS.ProcessEnv = process.env): string {
   const own = env[DAEMON_DIR_ENV]?.trim();
   if (own) return resolve(own);
-  if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'repodex');
+  if (env.XDG_RUNTIME_DIR && isOwnFolder(env.XDG_RUNTIME_DIR)) return join(env.XDG_RUNTIME_DIR, 'repodex');
   return join(env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state'), 'repodex', 'daemons');
+}
+
+function isOwnFolder(path: string): boolean {
+  try {
+    const stat = statSync(path);
+    return stat.isDirectory() && (process.getuid === undefined || stat.uid === process.getuid());
+  } catch {
+    return false;
+  }
 }
 
 /** A claim on a repository's daemon start that never turned into a spawned process is given up after this. */
@@ -106,18 +116,21 @@ export class DaemonRegistry {
 
   /**
    * The registry of this user, its folder created readable by this user only. Refuses a folder
-   * another user owns: entries there could name processes this user must not signal.
+   * another user owns (its entries could name processes this user must not signal) or others may
+   * read and write (they could plant entries); it never changes a folder's permissions itself.
    */
   static open(env: NodeJS.ProcessEnv = process.env): DaemonRegistry {
     const folder = registryFolder(env);
+    let problem: string | undefined;
     try {
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       const stat = statSync(folder);
-      if (process.getuid !== undefined && stat.uid !== process.getuid()) throw new Error(`it belongs to another user (uid ${stat.uid})`);
-      if ((stat.mode & 0o077) !== 0) chmodSync(folder, 0o700);
+      if (process.getuid !== undefined && stat.uid !== process.getuid()) problem = `it belongs to another user (uid ${stat.uid})`;
+      else if ((stat.mode & 0o077) !== 0) problem = `other users may open it (mode ${(stat.mode & 0o777).toString(8)}): chmod 700 ${folder}, or`;
     } catch (error) {
-      throw new RepodexError('BAD_REQUEST', `cannot keep the list of daemons in ${folder}: ${errorMessage(error)}; set ${DAEMON_DIR_ENV} to a folder of your own`, { selfContained: true });
+      problem = errorMessage(error);
     }
+    if (problem !== undefined) throw new RepodexError('BAD_REQUEST', `cannot keep the list of daemons in ${folder}: ${problem}${problem.endsWith(', or') ? '' : ';'} set ${DAEMON_DIR_ENV} to a folder of your own`, { selfContained: true });
     return new DaemonRegistry(folder);
   }
 

@@ -767,9 +767,9 @@ async function daemonStatusCommand(root: string | undefined, cliFile: string, js
   }
   const answer = here === undefined ? undefined : await daemonStatus(here, cliFile);
   const running = answer !== undefined && answer !== 'other build' ? answer : undefined;
-  const registry = openRegistry();
+  const registry = DaemonRegistry.open(); // a folder it cannot use is told, with the fix
   const now = Date.now();
-  const daemons = (registry?.all() ?? []).map((entry) => {
+  const daemons = registry.all().map((entry) => {
     const rss = residentBytes(entry);
     const lastUse = Date.parse(entry.last_used ?? entry.since);
     return { root: entry.root, pid: entry.pid, state: entry.state, started_by: entry.started_by, since: entry.since, idle_seconds: entry.state === 'serving' ? Math.max(0, Math.round((now - lastUse) / 1000)) : null, calls: entry.calls ?? 0, rss_mb: rss === undefined ? null : Math.round(rss / (1024 * 1024)) };
