@@ -125,12 +125,14 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
       await server.close();
       resolveStopped();
     })());
+  /** The idle minutes after which it stops now: fewer for a daemon a command started and none has used yet. */
+  const idleMinutes = (): number => (startedBy === 'command' && calls === 0 ? Math.min(UNUSED_IDLE_MINUTES, options.idleMinutes || UNUSED_IDLE_MINUTES) : options.idleMinutes);
   const rearm = (): void => {
     if (idle) clearTimeout(idle);
-    const minutes = startedBy === 'command' && calls === 0 ? Math.min(UNUSED_IDLE_MINUTES, options.idleMinutes || UNUSED_IDLE_MINUTES) : options.idleMinutes;
-    if (minutes > 0) idle = setTimeout(() => void stop(`idle for ${minutes} minutes${minutes < options.idleMinutes ? ' since it started, used by no command' : ''}`), minutes * 60_000);
+    const minutes = idleMinutes();
+    if (minutes > 0) idle = setTimeout(() => void stop(`idle for ${minutes} minutes${minutes !== options.idleMinutes ? ' since it started, used by no command' : ''}`), minutes * 60_000);
   };
-  const status = (): DaemonStatus => ({ root: server.engine.root, pid: process.pid, started_at: started.toISOString(), calls, idle_minutes: options.idleMinutes, watching: server.watchProblem === undefined, version: TOOL_VERSION });
+  const status = (): DaemonStatus => ({ root: server.engine.root, pid: process.pid, started_at: started.toISOString(), calls, idle_minutes: idleMinutes(), watching: server.watchProblem === undefined, version: TOOL_VERSION });
   /** Record this daemon (its last use, calls and memory) in the registry: other daemons see it when they count. */
   const record = (): void => {
     if (!registry) return;
@@ -175,7 +177,7 @@ export async function runDaemon(root: string, options: { readonly idleMinutes: n
   process.once('SIGINT', onSignal);
   record();
   if (stopAsked !== undefined) void stop(stopAsked); // a signal while it began to listen
-  options.log(`serving ${server.engine.root} (pid ${process.pid}, repodex ${TOOL_VERSION}, started by ${startedBy})${server.watchProblem ? `; no file watcher (${server.watchProblem}): every call checks the tree by stats` : ''}`);
+  options.log(`serving ${server.engine.root} (pid ${process.pid}, repodex ${TOOL_VERSION}, started by ${startedBy === 'command' ? 'a command' : startedBy})${server.watchProblem ? `; no file watcher (${server.watchProblem}): every call checks the tree by stats` : ''}`);
 
   serving.on('connection', (socket: Socket) => {
     socket.on('error', () => undefined);
