@@ -122,15 +122,20 @@ export class DaemonRegistry {
   static open(env: NodeJS.ProcessEnv = process.env): DaemonRegistry {
     const folder = registryFolder(env);
     let problem: string | undefined;
+    let fix = `set ${DAEMON_DIR_ENV} to a folder of your own`;
     try {
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       const stat = statSync(folder);
-      if (process.getuid !== undefined && stat.uid !== process.getuid()) problem = `it belongs to another user (uid ${stat.uid})`;
-      else if ((stat.mode & 0o077) !== 0) problem = `other users may open it (mode ${(stat.mode & 0o777).toString(8)}): chmod 700 ${folder}, or`;
+      if (process.getuid !== undefined && stat.uid !== process.getuid()) {
+        problem = `it belongs to another user (uid ${stat.uid})`;
+      } else if ((stat.mode & 0o077) !== 0) {
+        problem = `other users may open it (mode ${(stat.mode & 0o777).toString(8)})`;
+        fix = `chmod 700 ${folder}, or ${fix}`;
+      }
     } catch (error) {
       problem = errorMessage(error);
     }
-    if (problem !== undefined) throw new RepodexError('BAD_REQUEST', `cannot keep the list of daemons in ${folder}: ${problem}${problem.endsWith(', or') ? '' : ';'} set ${DAEMON_DIR_ENV} to a folder of your own`, { selfContained: true });
+    if (problem !== undefined) throw new RepodexError('BAD_REQUEST', `cannot keep the list of daemons in ${folder}: ${problem}: ${fix}`, { selfContained: true });
     return new DaemonRegistry(folder);
   }
 
@@ -306,7 +311,10 @@ function isEntry(value: unknown): value is DaemonEntry {
     (entry.started_by === 'command' || entry.started_by === 'daemon start' || entry.started_by === 'daemon run') &&
     (entry.pid === null || (typeof entry.pid === 'number' && Number.isInteger(entry.pid) && entry.pid > 0)) &&
     (entry.process_start === null || typeof entry.process_start === 'string') &&
-    typeof entry.since === 'string'
+    typeof entry.since === 'string' &&
+    (entry.last_used === undefined || typeof entry.last_used === 'string') &&
+    (entry.calls === undefined || typeof entry.calls === 'number') &&
+    (entry.rss === undefined || typeof entry.rss === 'number')
   );
 }
 
