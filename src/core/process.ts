@@ -23,3 +23,13 @@ export function readProcText(path: string): string | undefined {
     return undefined;
   }
 }
+
+/** Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), undefined off Linux or when gone. */
+export function processStartTime(pid: number): number | undefined {
+  const stat = readProcText(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const value = Number(fields[19]);
+  return Number.isFinite(value) ? value : undefined;
+}

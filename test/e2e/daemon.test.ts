@@ -1,15 +1,19 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lchownSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKGROUND_NICE } from '../../src/engine/give-way.js';
 import { runDaemon } from '../../src/frontends/cli/daemon.js';
 import { PROJECT_ROOT, ROUTER_SOURCE, committedRepo, git, makeRepo, runCli, runCliAsync, tempDir, threadNices } from '../helpers.js';
+import { daemonLog, entryOf, isRunning, isolatedDaemons, rawCall, registered, starts, until } from '../daemons.js';
 
 // `repodex daemon`: one-shot commands answered by a background process that keeps the index
 // loaded. What a command prints and its exit code must not depend on whether a daemon answered.
+
+// Every daemon here is listed in a registry of this file's own: the limits never reach another's.
+isolatedDaemons();
 
 const LOCAL = { REPODEX_DAEMON: '0' };
 /** Use a running daemon, start none (the test runner's default is REPODEX_DAEMON=0: see vitest.config.ts). */
@@ -21,15 +25,6 @@ const VOLATILE = new Set(['freshness', 'synced', 'duration_ms', 'elapsed_ms', 'c
 
 function stable(text: string): unknown {
   return JSON.parse(text, (key, value: unknown) => (VOLATILE.has(key) ? undefined : value));
-}
-
-async function until(done: () => boolean, timeoutMs = 8000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return true;
 }
 
 function daemonStatus(root: string): { running: boolean; calls?: number; pid?: number } {
@@ -63,6 +58,9 @@ describe('repodex daemon', () => {
     expect(statSync(socket).isSocket()).toBe(true);
     expect(statSync(socket).mode & 0o777).toBe(0o600);
     expect(daemonStatus(root)).toMatchObject({ running: true, calls: 0 });
+    // Listed in the registry, which only its user can read; started by a person, so never stopped to make room.
+    expect(registered()).toMatchObject([{ root, state: 'serving', started_by: 'daemon start', pid: daemonStatus(root).pid }]);
+    expect(statSync(process.env.REPODEX_DAEMON_DIR!).mode & 0o777).toBe(0o700);
   });
 
   it.skipIf(!existsSync('/proc/self/task'))("answers on its own thread at the command's priority, with its helper threads at the syncs' lower one", () => {
@@ -154,7 +152,7 @@ describe('repodex daemon', () => {
     expect(runCli(['daemon', 'start', '--root', root]).code).toBe(0);
     const { pid } = daemonStatus(root);
     process.kill(pid!, 'SIGKILL');
-    expect(await until(() => !isAlive(pid!))).toBe(true);
+    expect(await until(() => !isRunning(pid!))).toBe(true);
     expect(existsSync(socket)).toBe(true); // left behind
     const search = runCli(['search', 'router', '--root', root], { env: SERVED });
     expect(search.code).toBe(0);
@@ -181,13 +179,18 @@ describe('repodex daemon', () => {
     expect(daemonStatus(root).running).toBe(true);
   });
 
-  it('keeps answering after `repodex clean`: the next search builds the index again', () => {
-    const before = daemonStatus(root).calls!;
-    expect(runCli(['clean', '--root', root]).code).toBe(0);
+  it('is stopped by `repodex clean` (which says so), and the next search builds the index again on its own', () => {
+    const { pid } = daemonStatus(root);
+    const clean = runCli(['clean', '--root', root]);
+    expect(clean.code).toBe(0);
+    expect(clean.stderr).toBe(`repodex: stopped the daemon for ${root} (pid ${pid})\n`);
+    expect(isRunning(pid!)).toBe(false);
+    expect(existsSync(socket)).toBe(false);
+    expect(entryOf(root)).toBeUndefined();
     const search = runCli(['search', 'retryWithBackoff', '--json', '--root', root], { env: SERVED });
     expect(search.code).toBe(0);
     expect((search.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/retry.ts');
-    expect(daemonStatus(root).calls).toBe(before + 1);
+    expect(runCli(['daemon', 'start', '--root', root]).code).toBe(0);
   });
 
   it('refuses flags it would not honour, naming why', () => {
@@ -201,11 +204,14 @@ describe('repodex daemon', () => {
     const tooLong = runCli(['daemon', 'start', '--root', deep]);
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toContain("the repository's path is too long for a daemon");
-    // Nor does a command there try to start one.
-    const alone = runCli(['search', 'deepConstant', '--root', deep], { env: { REPODEX_DAEMON: 'auto' } });
-    expect(alone.code).toBe(0);
-    expect(alone.stderr).not.toContain('daemon');
-    expect(existsSync(join(deep, '.repodex', 'daemon.starting'))).toBe(false);
+    // Nor do commands there try to start one, however often they run.
+    for (let i = 0; i < 2; i++) {
+      const alone = runCli(['search', 'deepConstant', '--root', deep], { env: { REPODEX_DAEMON: 'auto' } });
+      expect(alone.code).toBe(0);
+      expect(alone.stderr).not.toContain('daemon');
+    }
+    expect(starts(deep)).toBe(0);
+    expect(entryOf(deep)).toBeUndefined();
   });
 
   it('stops when its socket is removed, and with `repodex daemon stop`', async () => {
@@ -227,8 +233,7 @@ describe('a daemon started by a command (REPODEX_DAEMON unset or auto)', () => {
   const AUTO = { REPODEX_DAEMON: 'auto' };
   let root: string;
   let socket: string;
-  const log = (): string => (existsSync(join(root, '.repodex', 'daemon.log')) ? readFileSync(join(root, '.repodex', 'daemon.log'), 'utf8') : '');
-  const serving = (): number => log().split('\n').filter((line) => line.includes('repodex daemon: serving')).length;
+  const serving = (): number => daemonLog(root).split('\n').filter((line) => line.includes('repodex daemon: serving')).length;
 
   beforeAll(() => {
     root = committedRepo({ 'src/router.ts': ROUTER_SOURCE, 'src/quota.ts': 'export function enforceQuotaLimit(used: number): boolean {\n  return used < 100;\n}\n' });
@@ -239,35 +244,46 @@ describe('a daemon started by a command (REPODEX_DAEMON unset or auto)', () => {
     if (existsSync(socket)) runCli(['daemon', 'stop', '--root', root]);
   });
 
-  it('starts after a command answers on its own, and answers the next ones', async () => {
-    // The first command (here the sync that makes the index) answers as before, and says nothing of it to a script.
-    const first = runCli(['sync', '--json', '--root', root], { env: AUTO });
-    expect(first.code).toBe(0);
-    expect(first.stderr).toBe('');
-    expect(await until(() => existsSync(socket) && daemonStatus(root).running)).toBe(true);
-    expect(daemonStatus(root)).toMatchObject({ running: true, calls: 0, idle_minutes: 30 });
-    expect(existsSync(join(root, '.repodex', 'daemon.starting'))).toBe(false);
+  it('starts after the second command that answers on its own (a sync does not count), and answers the next ones', async () => {
+    // The sync that makes the index, then a search: each answers as before, says nothing of a
+    // daemon to a script, and starts none. A command spawns a daemon before it exits, so once it
+    // has exited, its log line is there or never will be.
+    for (const argv of [['sync', '--json'], ['search', 'router', '--json']]) {
+      const run = runCli([...argv, '--root', root], { env: AUTO });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(starts(root)).toBe(0);
+    }
+    // The second search in the repository starts one.
+    const second = runCli(['search', 'router', '--json', '--root', root], { env: AUTO });
+    expect(second.stderr).toBe('');
+    expect(starts(root)).toBe(1);
+    expect(await until(() => entryOf(root)?.state === 'serving')).toBe(true);
+    // Used by no command yet, it stops after 5 idle minutes; once used, after 30.
+    expect(daemonStatus(root)).toMatchObject({ running: true, calls: 0, idle_minutes: 5 });
+    expect(entryOf(root)).toMatchObject({ started_by: 'command', pid: daemonStatus(root).pid });
     const alone = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root], { env: LOCAL });
     const served = runCli(['search', 'enforceQuotaLimit', '--json', '--root', root], { env: AUTO });
     expect(stable(served.stdout)).toEqual(stable(alone.stdout));
-    expect(daemonStatus(root).calls).toBe(1);
+    expect(daemonStatus(root)).toMatchObject({ calls: 1, idle_minutes: 30 });
     expect(serving()).toBe(1);
   });
 
   it('starts one daemon when several commands finish at once', async () => {
     expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
-    const before = serving();
+    expect(runCli(['search', 'router', '--root', root], { env: AUTO }).code).toBe(0); // the first use
+    const before = starts(root);
     const runs = await Promise.all([0, 1, 2, 3].map(() => runCliAsync(['search', 'router', '--json', '--root', root], { env: AUTO })));
     expect(runs.map((run) => run.code)).toEqual([0, 0, 0, 0]);
-    expect(await until(() => existsSync(socket) && daemonStatus(root).running)).toBe(true);
-    // Give a second daemon, had one been started, the time to load and fail.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(serving()).toBe(before + 1);
-    expect(log()).not.toContain('already serves');
+    // All four have exited: one of them spawned a daemon, and none of the others did.
+    expect(starts(root)).toBe(before + 1);
+    expect(await until(() => entryOf(root)?.state === 'serving')).toBe(true);
+    expect(daemonLog(root)).not.toContain('already serves');
   });
 
   it('tells a person at a terminal that it started, and how to stop it', async () => {
     expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
+    expect(runCli(['search', 'router', '--root', root], { env: AUTO }).code).toBe(0); // the first use
     // `script` gives the command a terminal (util-linux; Debian's bsdutils, there by default).
     const shown = spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(join(PROJECT_ROOT, 'bin', 'repodex.js'))} search router --root ${JSON.stringify(root)}`, '/dev/null'], {
       encoding: 'utf8',
@@ -276,20 +292,30 @@ describe('a daemon started by a command (REPODEX_DAEMON unset or auto)', () => {
     });
     expect(shown.status).toBe(0);
     expect(shown.stdout).toContain('src/router.ts');
-    expect(shown.stdout).toContain(`repodex: started a daemon that keeps ${root}'s index loaded, so the next commands there answer faster; it stops after 30 idle minutes (repodex daemon stop; REPODEX_DAEMON=0 starts none)`);
-    expect(await until(() => existsSync(socket) && daemonStatus(root).running)).toBe(true);
+    expect(shown.stdout).toContain(`repodex: started a daemon that keeps ${root}'s index loaded, so the next commands there answer faster; it stops after 30 idle minutes, or sooner to make room for another (repodex daemon status lists yours; repodex daemon stop; REPODEX_DAEMON=0 starts none)`);
+    expect(await until(() => entryOf(root)?.state === 'serving')).toBe(true);
   });
 
-  it('is not started with REPODEX_DAEMON=manual or 0, nor after a command that failed', async () => {
+  it('is not started with REPODEX_DAEMON=manual or 0, nor after a command that failed, nor by a sync', () => {
     expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
-    expect(runCli(['search', 'router', '--root', root], { env: { REPODEX_DAEMON: 'manual' } }).code).toBe(0);
-    expect(runCli(['status', '--root', root], { env: { REPODEX_DAEMON: '0' } }).code).toBe(0);
-    expect(runCli(['open', 'src/missing.ts', '--root', root], { env: AUTO }).code).toBe(1);
-    // Nor by commands a daemon does not run.
-    expect(runCli(['verify', '--root', root], { env: AUTO }).code).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(existsSync(socket)).toBe(false);
-    expect(existsSync(join(root, '.repodex', 'daemon.starting'))).toBe(false);
+    const before = starts(root);
+    for (let i = 0; i < 2; i++) {
+      expect(runCli(['search', 'router', '--root', root], { env: { REPODEX_DAEMON: 'manual' } }).code).toBe(0);
+      expect(runCli(['status', '--root', root], { env: { REPODEX_DAEMON: '0' } }).code).toBe(0);
+      expect(runCli(['open', 'src/missing.ts', '--root', root], { env: AUTO }).code).toBe(1);
+      expect(runCli(['sync', '--root', root], { env: AUTO }).code).toBe(0);
+      // Nor by commands a daemon does not run.
+      expect(runCli(['verify', '--root', root], { env: AUTO }).code).toBe(0);
+    }
+    // Every one of those has exited, and none spawned a daemon.
+    expect(starts(root)).toBe(before);
+    expect(entryOf(root)).toBeUndefined();
+    // Nor did they count as uses: the next command is a first use, and only the one after starts a daemon.
+    expect(runCli(['search', 'router', '--root', root], { env: AUTO }).code).toBe(0);
+    expect(starts(root)).toBe(before);
+    expect(runCli(['search', 'router', '--root', root], { env: AUTO }).code).toBe(0);
+    expect(starts(root)).toBe(before + 1);
+    expect(runCli(['daemon', 'stop', '--root', root]).code).toBe(0);
   });
 
   it('sends calls back to run on their own while a sync runs in it, so nothing waits behind a sync', async () => {
@@ -341,10 +367,12 @@ describe('a socket another user left in .repodex/', () => {
       const search = runCli(['search', 'router', '--json', '--root', root], { env: { REPODEX_DAEMON: 'auto', REPODEX_EMBEDDINGS_API_KEY: 'sk-test-never-sent' } });
       expect(search.code).toBe(0);
       expect((search.json() as { results: { path: string }[] }).results[0]?.path).toBe('src/router.ts');
+      // Twice: nor does a command start a daemon of its own over it.
+      expect(runCli(['search', 'router', '--json', '--root', root], { env: { REPODEX_DAEMON: 'auto' } }).code).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(heard).toEqual([]);
-      // Nor does a command start a daemon of its own over it.
-      expect(existsSync(join(root, '.repodex', 'daemon.starting'))).toBe(false);
+      expect(starts(root)).toBe(0);
+      expect(entryOf(root)).toBeUndefined();
     } finally {
       await new Promise((resolve) => listener.close(resolve));
     }
@@ -359,32 +387,12 @@ function frames(text: string): unknown[] {
     .map((line) => JSON.parse(line) as unknown);
 }
 
-/** Send one frame to the daemon's socket as a client would, and read everything it answers. */
-function rawCall(path: string, frame: object): Promise<string> {
-  return new Promise((resolve) => {
-    const client = connect(path);
-    let text = '';
-    client.setEncoding('utf8');
-    client.on('connect', () => client.write(`${JSON.stringify(frame)}\n`));
-    client.on('data', (chunk: string) => (text += chunk));
-    client.on('close', () => resolve(text));
-  });
-}
-
 /** The variables a daemon compares (as the CLI's client sends them): the test process's, with NO_COLOR as runCli sets it. */
 function behaviourEnvOf(env: NodeJS.ProcessEnv): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && name !== 'REPODEX_DAEMON' && (name.startsWith('REPODEX_') || name.startsWith('GIT_') || name === 'HOME' || name === 'XDG_CONFIG_HOME')) kept[name] = value;
+    if (value !== undefined && name !== 'REPODEX_DAEMON' && !name.startsWith('REPODEX_DAEMON_') && (name.startsWith('REPODEX_') || name.startsWith('GIT_') || name === 'HOME' || name === 'XDG_CONFIG_HOME')) kept[name] = value;
   }
   return kept;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

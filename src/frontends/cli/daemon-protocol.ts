@@ -37,7 +37,8 @@ export function daemonTakes(argv: unknown): argv is string[] {
 export function behaviourEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || name === DAEMON_ENV) continue;
+    // REPODEX_DAEMON and its limits (REPODEX_DAEMON_MAX, …) say how daemons run, not what a command answers.
+    if (value === undefined || name === DAEMON_ENV || name.startsWith(`${DAEMON_ENV}_`)) continue;
     if (name.startsWith('REPODEX_') || name.startsWith('GIT_') || name === 'HOME' || name === 'XDG_CONFIG_HOME') kept[name] = value;
   }
   return kept;
@@ -83,10 +84,15 @@ export interface CallFrame {
   readonly stderr: { readonly isTTY: boolean; readonly columns: number | undefined };
 }
 
-/** A control request (`repodex daemon stop|status`). */
+/**
+ * A control request: `status` and `stop` (`repodex daemon status|stop`), and `leave`, from a
+ * daemon starting with the user's daemons at their limit: stop unless answering a command (`why`
+ * goes to the log).
+ */
 export interface ControlFrame {
   readonly build: string;
-  readonly control: 'stop' | 'status';
+  readonly control: 'stop' | 'status' | 'leave';
+  readonly why?: string;
 }
 
 /** What the daemon sends back: that it took the call, output as it is written, then the exit code; or why it will not run the call. */

@@ -39,8 +39,8 @@ import {
   printDistribute,
 } from './printers.js';
 import { progressBar } from './progress.js';
-import { socketPath } from './daemon-protocol.js';
-import { DEFAULT_IDLE_MINUTES, controlDaemon, launcherFile, runDaemon, startDaemon, waitGone } from './daemon.js';
+import { DEFAULT_IDLE_MINUTES, type StopOutcome, daemonStatus, launcherFile, runDaemon, startDaemon, stopDaemon } from './daemon.js';
+import { DAEMON_MAX_ENV, DAEMON_MEMORY_ENV, DEFAULT_MAX_DAEMONS, DaemonRegistry, daemonLimits, residentBytes } from './daemon-registry.js';
 import { DEFAULT_SERVER, ServerClient, remoteCommand, runRemote, runRepoCommand } from './remote.js';
 import { defaultServerFolder } from '../http/access-token.js';
 import { type Style, styleFor } from './style.js';
@@ -312,30 +312,40 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   daemon: {
     summary: "keep this repository's index loaded in the background, so one-shot commands answer at once",
-    usage: 'repodex daemon start|stop|status|run [--idle-minutes N]',
+    usage: 'repodex daemon start|stop|status|run [--idle-minutes N] | daemon stop --all',
     details: [
       'A daemon is a background process for one repository. While it runs, status, sync, search, fetch,',
       'open, outline, files and bundle, run here or in any folder of the repository, are answered by it: the',
       'same output and exit code, without loading the engine and the index each time, and with a file',
       'watcher instead of a walk of the tree to prove the index fresh.',
-      'One of those commands that runs in its own process and succeeds starts a daemon after it answers, so',
-      'the next ones are quick (a person at a terminal is told). REPODEX_DAEMON=manual uses only a daemon',
-      'started with `daemon start`; REPODEX_DAEMON=0 runs every command in its own process.',
-      'start   start one now, and return once it answers.',
-      'stop    stop it (it also stops after --idle-minutes without a command, 30 by default; 0: never).',
-      'status  is one running: its process id, since when, how many commands it answered (exit 1: none runs).',
-      'run     the same in the foreground, logging to stderr (for a service manager).',
+      'The second of those commands (sync aside) to run in its own process in a repository within 10 minutes',
+      'starts a daemon after it answers, so the next ones are quick (a person at a terminal is told); one that',
+      'no command uses stops after 5 idle minutes. A script that passes through a repository once starts none.',
+      'REPODEX_DAEMON=manual uses only a daemon started with `daemon start`; REPODEX_DAEMON=0 runs every',
+      'command in its own process.',
+      `At most ${DEFAULT_MAX_DAEMONS} daemons of yours run at once (REPODEX_DAEMON_MAX), using at most 1 GB of memory together,`,
+      'or an eighth of the memory where that is less (REPODEX_DAEMON_MEMORY_MB, in MB): a daemon starting beyond',
+      'either asks the least recently used one a command started to stop, never one answering a command.',
+      'Daemons started with `daemon start` or `daemon run` count, but are never stopped to make room.',
+      'start        start one now, and return once it answers.',
+      'stop         stop it, serving or still starting (it also stops after --idle-minutes without a command,',
+      '             30 by default; 0: never).',
+      'stop --all   stop every daemon of yours (after a script or an evaluation run).',
+      'status       this repository\'s daemon (exit 1: none runs), then every daemon of yours: memory, idle time.',
+      'run          the same in the foreground, logging to stderr (for a service manager).',
       'A command runs in its own process when no daemon runs, with --store, --repo or --server, when its',
       'REPODEX_*, GIT_*, HOME or XDG_CONFIG_HOME differ from the daemon\'s, and while the daemon runs a sync.',
-      'A daemon stops when another build of repodex calls it (after an upgrade), and when its socket is removed.',
-      'Its socket is .repodex/daemon.sock, usable by this user only; its log .repodex/daemon.log.',
+      'A daemon stops when another build of repodex calls it (after an upgrade), when its socket is removed,',
+      'and on `repodex clean`. Its socket is .repodex/daemon.sock, usable by this user only; its log',
+      '.repodex/daemon.log. The list of your daemons is kept in $XDG_RUNTIME_DIR/repodex (else',
+      '~/.local/state/repodex/daemons; REPODEX_DAEMON_DIR sets another folder).',
     ].join('\n'),
-    options: { 'idle-minutes': { type: 'string' } },
+    options: { 'idle-minutes': { type: 'string' }, all: { type: 'boolean' } },
   },
   clean: {
     summary: 'remove the index (keeps config.json and ignore)',
     usage: 'repodex clean',
-    details: 'Refuses while a sync is running.',
+    details: "Stops the repository's daemon first (serving or still starting). Refuses while a sync is running.",
     options: {},
   },
 };
@@ -683,8 +693,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await run(parseRequest({ op: 'audit', since: values.since, limit: toInt('--limit', values.limit as string | undefined) }), printAudit);
       case 'verify':
         return await run(parseRequest({ op: 'verify' }), printVerify);
-      case 'clean':
-        return await run(parseRequest({ op: 'clean' }), printClean);
+      case 'clean': {
+        // The daemon goes first, serving or still starting: it holds the index's files open (their
+        // space is not freed while it runs) and would answer from what is being removed.
+        const daemon = local ? await stopDaemon(local.root, fileURLToPath(import.meta.url), openRegistry()) : undefined;
+        const code = await run(parseRequest({ op: 'clean' }), printClean);
+        if (daemon !== undefined && daemon.was !== 'none') io.stderr.write(`repodex: ${stopLine(daemon)}\n`);
+        return code;
+      }
       default:
         throw new RepodexError('INTERNAL', `command ${name} has no handler`);
     }
@@ -707,8 +723,10 @@ async function runDaemonCommand(positionals: readonly string[], values: Record<s
   for (const flag of ['store', 'indexing']) {
     if (values[flag] !== undefined) throw new RepodexError('BAD_REQUEST', `a daemon takes no --${flag}: it serves the repository as its config and environment set it up, and a command given --${flag} runs in its own process`);
   }
+  const all = values.all === true;
+  if (all && action !== 'stop') throw new RepodexError('BAD_REQUEST', `--all goes with daemon stop (every daemon of yours); daemon status always lists them all`);
+  if (all && root !== undefined) throw new RepodexError('BAD_REQUEST', 'daemon stop --all stops every daemon of yours: leave out --root, or leave out --all to stop one');
   const idleMinutes = boundedInt('--idle-minutes', values['idle-minutes'], 0, 7 * 24 * 60) ?? DEFAULT_IDLE_MINUTES;
-  const repoRoot = discoverRoot(process.cwd(), root, true);
   // The built CLI identifies the build a daemon runs (see daemon-protocol.ts); the launcher starts one.
   const cliFile = fileURLToPath(import.meta.url);
   const out = (data: unknown, text: string): void => {
@@ -717,34 +735,102 @@ async function runDaemonCommand(positionals: readonly string[], values: Record<s
   const idleText = (minutes: number): string => (minutes === 0 ? 'runs until stopped' : `stops after ${minutes} idle minutes`);
   switch (action) {
     case 'run':
-      await runDaemon(repoRoot, { idleMinutes, cliFile, runCli, log: (line) => io.stderr.write(`${new Date().toISOString()} repodex daemon: ${line}\n`) });
+      await runDaemon(discoverRoot(process.cwd(), root, true), { idleMinutes, cliFile, runCli, log: (line) => io.stderr.write(`${new Date().toISOString()} repodex daemon: ${line}\n`) });
       return 0;
     case 'start': {
-      const status = await startDaemon(repoRoot, cliFile, launcherFile(), idleMinutes);
+      const status = await startDaemon(discoverRoot(process.cwd(), root, true), cliFile, launcherFile(), idleMinutes);
       out(status, `repodex: daemon started for ${status.root} (pid ${status.pid}): one-shot commands in this repository now use it; it ${idleText(status.idle_minutes)} (repodex daemon stop)`);
       return 0;
     }
     case 'stop': {
-      const answer = await controlDaemon(repoRoot, cliFile, 'stop');
-      if (answer !== undefined) await waitGone(socketPath(repoRoot));
-      out({ root: repoRoot, stopped: answer !== undefined }, answer === undefined ? `repodex: no daemon runs for ${repoRoot}` : `repodex: daemon for ${repoRoot} stopped`);
-      return 0;
-    }
-    default: {
-      const answer = await controlDaemon(repoRoot, cliFile, 'status');
-      if (answer === undefined || answer === 'stopped' || answer === 'other build') {
-        const why = answer === 'other build' ? ' (one started by another build of repodex was running: it stops now)' : '';
-        out({ root: repoRoot, running: false }, `repodex: no daemon runs for ${repoRoot}${why}; start one: repodex daemon start`);
-        return 1;
+      if (all) {
+        const registry = DaemonRegistry.open();
+        const outcomes = await Promise.all(registry.all().map((entry) => stopDaemon(entry.root, cliFile, registry)));
+        const stopped = outcomes.filter((outcome) => outcome.was !== 'none');
+        const lines = stopped.length === 0 ? ['repodex: no daemon of yours runs'] : [`repodex: stopped ${stopped.length} daemon${stopped.length === 1 ? '' : 's'}:`, ...stopped.map((outcome) => `  ${stopLine(outcome)}`)];
+        out({ stopped: stopped.map(stopJson) }, lines.join('\n'));
+        return stopped.every((outcome) => outcome.exited) ? 0 : 1;
       }
-      const minutes = Math.max(0, Math.round((Date.now() - Date.parse(answer.started_at)) / 60_000));
-      out(
-        { running: true, ...answer },
-        `repodex: daemon for ${answer.root}: pid ${answer.pid}, running ${minutes} min, ${answer.calls} command${answer.calls === 1 ? '' : 's'} answered, ${answer.watching ? 'file watcher on' : 'no file watcher (checks the tree by stats)'}; it ${idleText(answer.idle_minutes)}`,
-      );
-      return 0;
+      const outcome = await stopDaemon(discoverRoot(process.cwd(), root, true), cliFile, openRegistry());
+      out(stopJson(outcome), `repodex: ${stopLine(outcome)}`);
+      return outcome.exited ? 0 : 1;
     }
+    default:
+      return daemonStatusCommand(root, cliFile, json, io, idleText);
   }
+}
+
+/** `repodex daemon status`: this repository's daemon (exit 1 when none runs), then every daemon of this user. */
+async function daemonStatusCommand(root: string | undefined, cliFile: string, json: boolean, io: CliIo, idleText: (minutes: number) => string): Promise<number> {
+  const limits = daemonLimits();
+  // Outside any repository the list alone: every daemon of this user.
+  let here: string | undefined;
+  try {
+    here = discoverRoot(process.cwd(), root, true);
+  } catch (error) {
+    if (root !== undefined) throw error;
+  }
+  const answer = here === undefined ? undefined : await daemonStatus(here, cliFile);
+  const running = answer !== undefined && answer !== 'other build' ? answer : undefined;
+  const registry = DaemonRegistry.open(); // a folder it cannot use is told, with the fix
+  const now = Date.now();
+  const daemons = registry.all().map((entry) => {
+    const rss = residentBytes(entry);
+    const lastUse = Date.parse(entry.last_used ?? entry.since);
+    return { root: entry.root, pid: entry.pid, state: entry.state, started_by: entry.started_by, since: entry.since, idle_seconds: entry.state === 'serving' ? Math.max(0, Math.round((now - lastUse) / 1000)) : null, calls: entry.calls ?? 0, rss_mb: rss === undefined ? null : Math.round(rss / (1024 * 1024)) };
+  });
+  if (json) {
+    const mine = running ? { running: true, ...running } : { root: here ?? null, running: false };
+    io.stdout.write(`${JSON.stringify({ ...mine, daemons, max_daemons: limits.maxDaemons, memory_budget_mb: limits.memoryBudgetMb })}\n`);
+    return here !== undefined && !running ? 1 : 0;
+  }
+  const lines: string[] = [];
+  if (running) {
+    const minutes = Math.max(0, Math.round((now - Date.parse(running.started_at)) / 60_000));
+    lines.push(`repodex: daemon for ${running.root}: pid ${running.pid}, running ${minutes} min, ${running.calls} command${running.calls === 1 ? '' : 's'} answered, ${running.watching ? 'file watcher on' : 'no file watcher (checks the tree by stats)'}; it ${idleText(running.idle_minutes)}`);
+  } else if (here !== undefined) {
+    const why = answer === 'other build' ? ' (one started by another build of repodex was running: it stops now)' : '';
+    lines.push(`repodex: no daemon runs for ${here}${why}; start one: repodex daemon start`);
+  }
+  const total = daemons.reduce((sum, daemon) => sum + (daemon.rss_mb ?? 0), 0);
+  const bounds = `at most ${limits.maxDaemons} and ${limits.memoryBudgetMb} MB together (${DAEMON_MAX_ENV}, ${DAEMON_MEMORY_ENV})`;
+  lines.push(daemons.length === 0 ? `repodex: no daemon of yours runs; ${bounds}` : `repodex: ${daemons.length} daemon${daemons.length === 1 ? '' : 's'} of yours, ${total} MB; ${bounds}:`);
+  const width = Math.max(0, ...daemons.map((daemon) => daemon.root.length));
+  for (const daemon of daemons) {
+    const facts =
+      daemon.state === 'starting'
+        ? ['starting', daemon.pid === null ? '' : `pid ${daemon.pid}`]
+        : [`pid ${daemon.pid}`, daemon.rss_mb === null ? '' : `${daemon.rss_mb} MB`, `idle ${idleFor(daemon.idle_seconds ?? 0)}`, `${daemon.calls} command${daemon.calls === 1 ? '' : 's'}`];
+    const by = daemon.started_by === 'command' ? 'started by a command' : `started with ${daemon.started_by}`;
+    lines.push(`  ${daemon.root.padEnd(width)}  ${[...facts.filter((fact) => fact !== ''), by].join(', ')}${daemon.root === here ? ' (this repository)' : ''}`);
+  }
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return here !== undefined && !running ? 1 : 0;
+}
+
+/** This user's daemon registry, or undefined when its folder cannot be used (a daemon is then still found by its socket). */
+function openRegistry(): DaemonRegistry | undefined {
+  try {
+    return DaemonRegistry.open();
+  } catch {
+    return undefined;
+  }
+}
+
+/** What `daemon stop` (or `clean`) did, in a line. */
+function stopLine(outcome: StopOutcome): string {
+  const pid = outcome.pid === null ? '' : ` (pid ${outcome.pid})`;
+  if (outcome.was === 'none') return `no daemon runs for ${outcome.root}`;
+  if (!outcome.exited) return `asked the daemon for ${outcome.root}${pid} to stop, but it still runs after 30 s${outcome.pid === null ? '' : `: kill ${outcome.pid}`}`;
+  return outcome.was === 'starting' ? `stopped the daemon for ${outcome.root}${pid}, which was still starting` : `stopped the daemon for ${outcome.root}${pid}`;
+}
+
+function stopJson(outcome: StopOutcome): { root: string; stopped: boolean; was: StopOutcome['was']; pid: number | null } {
+  return { root: outcome.root, stopped: outcome.was !== 'none' && outcome.exited, was: outcome.was, pid: outcome.pid };
+}
+
+function idleFor(seconds: number): string {
+  return seconds < 60 ? `${seconds} s` : seconds < 3600 ? `${Math.floor(seconds / 60)} min` : `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
 
 /** `index build|query|status|clean|verify` (the names of the semantic-search plan) as the commands they stand for. */

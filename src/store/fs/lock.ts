@@ -3,7 +3,7 @@ import { linkSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
-import { processExists, readProcText } from '../../core/process.js';
+import { processExists, processStartTime, readProcText } from '../../core/process.js';
 import { writeFileDurable } from '../../core/fs-atomic.js';
 import type { HeldLock, LockOwner } from '../backend.js';
 
@@ -21,15 +21,7 @@ interface LockRecord extends LockOwner {
 
 const POLL_MS = 50;
 
-/** Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), undefined off Linux or when gone. */
-export function processStartTime(pid: number): number | undefined {
-  const stat = readProcText(`/proc/${pid}/stat`);
-  if (stat === undefined) return undefined;
-  // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const value = Number(fields[19]);
-  return Number.isFinite(value) ? value : undefined;
-}
+export { processStartTime };
 
 const BOOT_ID = readProcText('/proc/sys/kernel/random/boot_id')?.trim() ?? null;
 
