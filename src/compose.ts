@@ -126,17 +126,42 @@ export function autoIndexEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
 export function parseStoreSetting(value: string, source: string): StoreSpec {
   const trimmed = value.trim();
   if (trimmed === 'fs' || trimmed === '') return { kind: 'fs' };
+  const problem = storeUrlProblem(trimmed);
+  if (problem !== undefined) {
+    const code = source === 'REPODEX_STORE' ? 'ENV_INVALID' : source === '--store' ? 'BAD_REQUEST' : 'CONFIG_INVALID';
+    throw new RepodexError(code, `${source}: ${problem}`, { selfContained: true });
+  }
+  return { kind: 'postgres', url: trimmed };
+}
+
+const EXAMPLE_URL = 'postgres://user@localhost:5432/repodex';
+/** The `sslmode` values PostgreSQL's clients know (libpq's meanings: see pg-driver.ts), and the driver's `no-verify`. */
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
+/** What is wrong with a store setting that is not `fs`, quoting it with its password masked; undefined for a usable PostgreSQL URL. */
+function storeUrlProblem(text: string): string | undefined {
+  const shown = `"${text.replace(/^([a-z][\w+.-]*:\/\/[^/:@\s]*):[^@/\s]*@/i, '$1:***@')}"`;
   let url: URL | undefined;
   try {
-    url = new URL(trimmed);
+    url = new URL(text);
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || url.hostname === '') {
-    const code = source === 'REPODEX_STORE' ? 'ENV_INVALID' : source === '--store' ? 'BAD_REQUEST' : 'CONFIG_INVALID';
-    throw new RepodexError(code, `${source}: "${describeUrl(trimmed)}" is neither fs nor a PostgreSQL URL such as postgres://user@localhost:5432/repodex`, { selfContained: true });
+  const scheme = /^([a-z][\w+.-]*):/i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === undefined && /^postgres(ql)?\b/i.test(text)) return `${shown} is not a URL: write it as postgres://user@host:5432/database`;
+  if (scheme !== 'postgres' && scheme !== 'postgresql') return `${shown} is neither fs nor a PostgreSQL URL such as ${EXAMPLE_URL}`;
+  if (!text.slice(scheme.length + 1).startsWith('//')) return `${shown} is not a URL: write it as ${scheme}://user@host:5432/database`;
+  // The authority: user@host:port, the host in brackets when it is an IPv6 address.
+  const port = /^[a-z]+:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/i.exec(text)?.[1];
+  if (port !== undefined && port !== '' && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65_535)) {
+    return `the port in ${shown} must be a number from 1 to 65535, not ${JSON.stringify(port)}`;
   }
-  return { kind: 'postgres', url: trimmed };
+  if (!url) return `${shown} is not a valid URL: write it as ${scheme}://user@host:5432/database (a password with @, : or / in it written as %40, %3A, %2F)`;
+  if (url.hostname === '') return `${shown} names no host: write it as ${scheme}://user@host:5432/database`;
+  const sslmode = url.searchParams.get('sslmode');
+  if (sslmode !== null && !SSL_MODES.includes(sslmode)) return `sslmode in ${shown} must be one of ${SSL_MODES.join(', ')}, not ${JSON.stringify(sslmode)}`;
+  if (sslmode === 'verify-ca' && !url.searchParams.has('sslrootcert')) return `sslmode=verify-ca in ${shown} needs sslrootcert=FILE, the certificate of the authority that signed the server's (or use sslmode=verify-full)`;
+  return undefined;
 }
 
 /** The store a repository uses: `--store`, else REPODEX_STORE, else config `store`, else the embedded one. */

@@ -1,5 +1,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkedJsonText, readCheckedJson } from './checked-json.js';
+import { RepodexError, isRepodexError } from './errors.js';
 import { RACY_NS, versionOf } from './file-memo.js';
 
 /** Where the versions of the files found sound are kept, in `.repodex/`. */
@@ -15,7 +17,9 @@ export type FileVersion = ReturnType<typeof versionOf>;
  * caches otherwise, on every call. Any write to a file gives it a new ctime, which nobody can set
  * back, so damage done after the check shows as another version; what versions cannot show is a
  * disk changing bytes by itself, which `verify` finds (it reads everything, always). A cache only:
- * lost, damaged or unwritable, every file is simply checked again.
+ * lost, damaged or unwritable, every file is simply checked again. It is checksummed like every
+ * JSON file beside the index, so damage there is seen (and named by `status` and `verify`) rather
+ * than read as versions.
  */
 export class CheckedFiles {
   private versions: Map<string, string> | undefined;
@@ -69,16 +73,35 @@ export class CheckedFiles {
     if (this.load().delete(name)) this.save();
   }
 
+  /**
+   * Why the record read was damaged (then nothing in it was used), or undefined: for `status` and
+   * `verify`, which name it. A record written since is sound again.
+   */
+  damage(): string | undefined {
+    this.load();
+    return this.damaged;
+  }
+
+  private damaged: string | undefined;
+
   private load(): Map<string, string> {
     if (this.versions) return this.versions;
     const versions = new Map<string, string>();
+    let bytes: Buffer | undefined;
     try {
-      const parsed = JSON.parse(readFileSync(join(this.dataDir, CHECKED_FILE), 'utf8')) as unknown;
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
-        for (const [name, key] of Object.entries(parsed)) if (typeof key === 'string') versions.set(name, key);
-      }
+      bytes = readFileSync(join(this.dataDir, CHECKED_FILE));
     } catch {
       // missing or unreadable: nothing is known to be sound
+    }
+    if (bytes) {
+      try {
+        const body = readCheckedJson(bytes, CHECKED_FILE, 'compact');
+        if (body.version !== CHECKED_VERSION || typeof body.files !== 'object' || body.files === null) throw new RepodexError('INDEX_CORRUPT', `${CHECKED_FILE} is damaged: it is not a record of checked files`);
+        for (const [name, key] of Object.entries(body.files)) if (typeof key === 'string') versions.set(name, key);
+      } catch (error) {
+        // A record an older repodex wrote (names and versions, no checksum) is simply not trusted; anything else is damage.
+        if (!isOlderRecord(bytes)) this.damaged = `${isRepodexError(error) ? (error.detail ?? error.message) : `${CHECKED_FILE} is damaged`} (it records which files a check found sound; it is not used, and the next check writes it again)`;
+      }
     }
     this.versions = versions;
     return versions;
@@ -91,11 +114,26 @@ export class CheckedFiles {
     const path = join(this.dataDir, CHECKED_FILE);
     const temp = `${path}.tmp-${process.pid}`;
     try {
-      writeFileSync(temp, `${JSON.stringify(Object.fromEntries(versions))}\n`, { mode: 0o600 });
+      writeFileSync(temp, checkedJsonText({ version: CHECKED_VERSION, files: Object.fromEntries(versions) }, 'compact'), { mode: 0o600 });
       renameSync(temp, path);
+      this.damaged = undefined;
     } catch {
       rmSync(temp, { force: true }); // a read-only index: the checks just run again next time
     }
+  }
+}
+
+/** The record's layout: `{version, files: {name: version key}}` with a checksum (1: the first with one). */
+const CHECKED_VERSION = 1;
+
+/** Whether `bytes` are a record as repodex wrote it before it had a checksum: one JSON object of file names to strings. */
+function isOlderRecord(bytes: Buffer): boolean {
+  try {
+    const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false;
+    return Object.entries(parsed).every(([name, key]) => /^[\w.-]+\.rpdx$/.test(name) && typeof key === 'string');
+  } catch {
+    return false;
   }
 }
 

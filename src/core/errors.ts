@@ -23,6 +23,12 @@ export const ERROR_CODES = {
   INDEX_CHANGED: 'the index changed while answering: ask again',
   REPO_UNKNOWN: 'no repository with that id is registered on this server: list them with `repodex repo list` (or GET /repos)',
   SERVER_UNAVAILABLE: 'the repodex server cannot be reached: start it with `repodex serve --http`, or check --server (or REPODEX_SERVER)',
+  // the machine refused, and a user fixes it (exit 1 too): see core/system-errors.ts. Given with a
+  // detail naming the file or server, so each reads as the fix that follows it.
+  NOT_WRITABLE: 'make it writable or mount it read-write, or run repodex as the user who owns it',
+  DISK_FULL: 'free some space there and run the command again',
+  FILE_SYSTEM: 'the file system refused: fix what the message names and run the command again',
+  STORE_LOST: 'run the command again: it reconnects',
   // internal errors (exit 2)
   INTERNAL: 'internal error',
 } as const;
@@ -53,6 +59,10 @@ const USER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INDEX_CHANGED',
   'REPO_UNKNOWN',
   'SERVER_UNAVAILABLE',
+  'NOT_WRITABLE',
+  'DISK_FULL',
+  'FILE_SYSTEM',
+  'STORE_LOST',
 ]);
 
 /** The one error type repodex throws on purpose: a code, a message that says what to do next, optional detail. */

@@ -24,7 +24,7 @@ import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, filesAllowed, searc
 import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
-import { type CatalogView, type ChunkVectors, type IndexMeta, type IndexStore, type IndexView, isIndexView } from '../store/backend.js';
+import { type CatalogView, type ChunkVectors, type HeldLock, type IndexMeta, type IndexStore, type IndexView, isIndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
 import { type FileList, listFiles } from './files.js';
@@ -615,21 +615,55 @@ export class Engine {
       // Older indexes predate .repodex/.gitignore: add it (never overwriting one the user wrote).
       createFileAtomic(join(this.paths.dataDir, '.gitignore'), DATA_GITIGNORE_TEXT, this.paths.dataDir);
     }
-    const lock = await this.store.lock({ waitMs: this.options.lockWaitMs ?? 2000 });
+    let lock: HeldLock;
+    try {
+      lock = await this.store.lock({ waitMs: this.options.lockWaitMs ?? 2000 });
+    } catch (error) {
+      throw await this.leftAsItWas(error);
+    }
     try {
       const mark = this.probe.syncStarting();
       const progress = this.tracking(onEvent);
       progress.onEvent({ type: 'scan', files: 0 });
-      const summary = await this.runner.run(ctx, { force: options.force, signal: options.signal, firstAnswer: options.firstAnswer }, progress.onEvent).finally(progress.done);
+      let summary: SyncSummary;
+      try {
+        summary = await this.runner.run(ctx, { force: options.force, signal: options.signal, firstAnswer: options.firstAnswer }, progress.onEvent).finally(progress.done);
+      } catch (error) {
+        throw await this.leftAsItWas(error);
+      }
       // The runner may have committed on a store object of its own (a worker thread's).
       this.store.forgetStamp();
       this.cached = undefined;
       this.probe.synced(mark, summary.generation);
-      await this.store.control.analytics.repair();
+      try {
+        await this.store.control.analytics.repair();
+      } catch {
+        // Committed: counters that cannot be repaired now (a full disk) are repaired by the next sync.
+      }
       return summary;
     } finally {
       await lock.release();
     }
+  }
+
+  /**
+   * A sync the machine stopped before it committed (a read-only or full disk, a lost database
+   * connection): its error, saying in the same line that the index is as it was (or that none was
+   * written, on a first sync).
+   */
+  private async leftAsItWas(error: unknown): Promise<unknown> {
+    if (!isRepodexError(error) || error.detail === undefined) return error;
+    if (error.code === 'STORE_LOST') {
+      // Said already when it is not known (lost while committing).
+      if (error.toWire().selfContained) return error;
+      return new RepodexError('STORE_LOST', `${error.detail} during the sync: nothing was committed; run \`repodex sync\` again`, { selfContained: true, cause: error });
+    }
+    if (error.code !== 'NOT_WRITABLE' && error.code !== 'DISK_FULL') return error;
+    const indexed = await this.store.readMeta().then(
+      (meta) => meta !== undefined,
+      () => true,
+    );
+    return new RepodexError(error.code, `${error.detail}: ${indexed ? 'the index was left as it was' : 'no index was written'}`, { cause: error });
   }
 
   /**
@@ -735,7 +769,16 @@ export class Engine {
     if (ruleReasons.length === 0 && this.probe.refreshesInBackground) {
       return { view, synced: undefined, warnings: [`re-indexing in the background (${treeReasons.join('; ')}): results may miss those changes for a moment`], freshness: this.freshness(view, true) };
     }
-    const synced = await this.syncUnlessRunning(onEvent);
+    let synced: SyncSummary | undefined;
+    try {
+      synced = await this.syncUnlessRunning(onEvent);
+    } catch (error) {
+      // A read-only or full disk under .repodex/: the index is answered from as it is, saying so,
+      // unless it was built with other rules (never served).
+      const why = cannotRefresh(error, this.paths.dataDir);
+      if (why === undefined || view.meta.feature_version !== FEATURE_VERSION) throw error;
+      return { view, synced: undefined, warnings: [`${why}; results may miss these changes: ${reasons.join('; ')}`], freshness: this.freshness(view, true) };
+    }
     if (!synced) {
       return { view, synced, warnings: ['a sync is running in another process: results come from the previous index'], freshness: this.freshness(view, true) };
     }
@@ -1032,7 +1075,8 @@ export class Engine {
       await this.store.control.writeDocument('last_bundle.json', `${JSON.stringify(bundle, null, 2)}\n`);
       await this.store.control.writeDocument('last_bundle.md', bundleMarkdown(report));
     } catch (error) {
-      report.warnings.push(`could not write last_bundle.json: ${errorMessage(error)}`);
+      // The answer stands; only its copy for people is missing (a read-only .repodex/, a full disk).
+      report.warnings.push(`last_bundle.json and last_bundle.md were not written: ${isRepodexError(error) ? (error.detail ?? error.message) : errorMessage(error)}`);
     }
   }
 
@@ -1068,6 +1112,21 @@ export class Engine {
   get indexStore(): IndexStore {
     return this.store;
   }
+}
+
+/**
+ * The warning of a read answered from a stale index that cannot be refreshed here (a read-only or
+ * another user's `.repodex/`, a full disk); undefined for any other failure, which the read reports.
+ */
+function cannotRefresh(error: unknown, dataDir: string): string | undefined {
+  if (!isRepodexError(error)) return undefined;
+  const detail = (error.detail ?? error.message).replace(/: (the index was left as it was|no index was written)$/, '');
+  if (error.code === 'NOT_WRITABLE' || error.code === 'LOCK_DENIED') {
+    const reason = /\(([^()]*)\)$/.exec(detail)?.[1];
+    return `the index is stale and ${DATA_DIR_NAME}/ is not writable${reason === undefined ? '' : ` (${reason})`}: cannot refresh`;
+  }
+  if (error.code === 'DISK_FULL') return `the index is stale and cannot be refreshed: ${detail.replace(dataDir, `${DATA_DIR_NAME}/`)}`;
+  return undefined;
 }
 
 /** How far a sync or embedding run has come: its phase, and for counted phases how many of how many. */

@@ -7,7 +7,7 @@ import { dropHistory, historyTerms, keepHistory, loadHistory } from './history.j
 import { type ChunkParams, chunkHash, chunkParamsKey, makeSnippet } from '../chunk/chunker.js';
 import { chunkDeclaredNames, chunkSymbolPath } from '../chunk/symbol-paths.js';
 import { treeSitterChunker } from '../chunk/tree-sitter-chunker.js';
-import { RepodexError, isRepodexError } from '../core/errors.js';
+import { RepodexError, errorMessage, isRepodexError } from '../core/errors.js';
 import { type GitHead, readGitHead } from '../core/git.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import { lstatIfExists } from '../core/stat.js';
@@ -32,6 +32,8 @@ import type { RepoContext } from './context.js';
 import { createParser } from './parse-pool.js';
 import { type ParseOutcome, contentHashOf, parseCacheKey } from './prepare-file.js';
 import { purgeForSecretRules } from './purge.js';
+import { pausePoint } from '../core/crash.js';
+import { systemFailure } from '../core/system-errors.js';
 
 /** A step of a sync, for progress bars; servers ignore them. */
 export type SyncEvent =
@@ -352,6 +354,7 @@ export async function* runSync(
     await writer.setTree(tree, recordGitDirty(root, config.change_detection, changes, detected.dirtyNow, base?.meta.git?.commit, head));
     const layout = layoutOf(root, readLimits, incremental ? base : undefined, changes);
     const durationMs = Math.round(performance.now() - started);
+    await pausePoint('before-commit');
     const result = await writer.commit({
       config_hash: ctx.loaded.hash,
       index_config_key: indexConfigKey(config),
@@ -364,9 +367,19 @@ export async function* runSync(
       layout,
     });
     committed = true;
+    // Committed: what follows only saves work for the next sync, so a full or read-only disk there
+    // is reported in the summary, never as a failed sync.
+    const keep = async (name: string, then: string, work: () => Promise<void>): Promise<void> => {
+      try {
+        await work();
+      } catch (error) {
+        const known = isRepodexError(error) ? error : systemFailure(error);
+        errors.unshift({ path: name, reason: `not saved (${known?.detail ?? errorMessage(error)}): ${then}` });
+      }
+    };
     // A history read from git this time is kept for the next sync; the kept copy itself needs no rewrite.
-    if (loaded && !loaded.asKept) await keepHistory(store.control, loaded.history);
-    await cache.flush(() => liveCacheKeys(store, rules.key));
+    if (loaded && !loaded.asKept) await keep(store.control.describe('history.json'), 'the next sync reads the history from git again', () => keepHistory(store.control, loaded.history));
+    await keep('.repodex/parse-cache.rpdx', 'the next sync parses these files again', () => cache.flush(() => liveCacheKeys(store, rules.key)));
     const meta = result.meta;
     const read = files.slice(0, done);
     const added = base ? read.filter((file) => base.findFile(file.path) < 0).length : read.length;

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorCode, errorMessage, isRepodexError } from '../core/errors.js';
+import { systemFailure } from '../core/system-errors.js';
+import { faultPoint } from '../core/crash.js';
 import { type CallLog, sanitizeArguments } from '../engine/audit.js';
 import { RecentMap } from '../core/recent-map.js';
 import { redactSecrets } from '../safety/secrets.js';
@@ -73,6 +75,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   try {
     // Every op but init reads the config first, so an invalid one is refused the same way by all of them.
     const maxBytes = request.op === 'init' ? Infinity : engine.limits().max_total_bytes_per_response;
+    faultPoint('request');
     const answer = await handle(engine, request, context);
     const fitted = fitResponse(request.op, answer, maxBytes);
     data = fitted.data;
@@ -86,13 +89,15 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
       error = { code: refusal.blocked ? 'BLOCKED' : 'REFUSED', message: refusal.error, hint: refusal.hint };
     }
   } catch (thrown) {
-    if (!isRepodexError(thrown)) internal = thrown;
-    error = isRepodexError(thrown) ? { code: thrown.code, message: thrown.message } : { code: 'INTERNAL', message: `internal error: ${errorMessage(thrown)}` };
+    // A refusal of the machine a user can fix (a read-only or full disk) is said in words like any user error.
+    const known = isRepodexError(thrown) ? thrown : systemFailure(thrown);
+    if (!known?.isUserError) internal = thrown;
+    error = known ? { code: known.code, message: known.message } : { code: 'INTERNAL', message: `internal error: ${errorMessage(thrown)}` };
   }
   const durationMs = Math.round((performance.now() - started) * 100) / 100;
   const { op, id: _id, ...args } = request as { op: O; id?: unknown } & Record<string, unknown>;
   recordCall(engine.auditLog, context, { time, request_id: requestId, op, args, outcome: error ? error.code : 'ok', blocked, duration_ms: durationMs });
-  if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL), after it was logged
+  if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL, its stack in the error log), after the call was audited
   return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs, json };
 }
 

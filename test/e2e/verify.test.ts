@@ -117,7 +117,7 @@ describe('verify', () => {
     // Times within 2 s of a write may not show a second write: only files older than that are vouched for.
     await new Promise((resolve) => setTimeout(resolve, 2100));
     expect(cli(root, 'status', '--json').json<{ damage: string[] }>().damage).toEqual([]);
-    const vouched = JSON.parse(readFileSync(join(root, '.repodex/checked.json'), 'utf8')) as Record<string, string>;
+    const vouched = (JSON.parse(readFileSync(join(root, '.repodex/checked.json'), 'utf8')) as { files: Record<string, string> }).files;
     const { segments } = readIndex(root);
     expect(Object.keys(vouched).sort()).toEqual([...segments.map((segment) => segment.name), 'parse-cache.rpdx'].sort());
 

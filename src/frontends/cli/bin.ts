@@ -1,4 +1,5 @@
 import { batchProcess } from '../../core/batch-memory.js';
+import { shownFailure } from '../../core/error-log.js';
 import { autoStartDaemon, autoStartNote, launcherFile } from './daemon.js';
 import { runCli } from './main.js';
 
@@ -19,6 +20,16 @@ export function main(argv: readonly string[]): void {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
+
+  // Whatever escapes every handler (an error event nobody listens to, a promise nobody awaits) is
+  // still one line and exit 2, its stack in the error log: never a stack trace on the terminal.
+  const crash = (error: unknown): void => {
+    const shown = shownFailure(error, `repodex ${argv[0] ?? ''} in ${process.cwd()} (uncaught)`);
+    process.stderr.write(`repodex: ${shown.message}\n`);
+    process.exit(shown.internal ? 2 : 1);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
 
   runCli(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }).then(
     (exitCode) => {

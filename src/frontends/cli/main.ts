@@ -5,8 +5,9 @@ import { parseArgs } from 'node:util';
 import { type ComposeOptions, createEngine, createServerEngine, distributeStore, parseStoreSetting } from '../../compose.js';
 import type { Engine } from '../../engine/engine.js';
 import { helpersInBackground } from '../../engine/give-way.js';
-import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
+import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { TOOL_VERSION } from '../../core/version.js';
+import { shownFailure } from '../../core/error-log.js';
 import { discoverRoot } from '../../core/paths.js';
 import { normalizeRelativePath } from '../../safety/path-guard.js';
 import { type CallError, type HandleOptions, type Op, Request, type RequestOf, type ResponseOf, call, describeIssues } from '../../protocol/index.js';
@@ -192,7 +193,8 @@ const COMMANDS: Record<string, CommandSpec> = {
     details: [
       'Checks every byte of every file under .repodex/ that an answer depends on: the index (meta.json,',
       'gen-N.rpdx, seg-N.rpdx, with every cross-reference), the parse cache, the vector manifest, log and',
-      'graph, the builtin embedding table, history.json, analytics.json and the audit log.',
+      'graph, the builtin embedding table, history.json, analytics.json, the audit log, and checked.json',
+      '(the record of which files a check found sound).',
       'Exits 1 and names each damaged file with its fix when anything is wrong: `repodex sync` repairs all',
       'of them but the audit log, which cannot be rebuilt (the message says what to do). A damaged file is',
       'never used meanwhile.',
@@ -706,7 +708,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
   } catch (error) {
     progress?.clear();
-    return reportError(error, json, io);
+    return reportError(error, json, io, `repodex ${name}`);
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
@@ -1015,15 +1017,20 @@ function argErrorMessage(message: string): string {
   return message;
 }
 
-function reportError(error: unknown, json: boolean, io: CliIo): number {
+/**
+ * Print a failure as one line (exit 1 for what a user can fix, 130 when interrupted). A bug
+ * (exit 2) prints one line too, naming the error log that holds its stack (see `shownFailure`).
+ */
+function reportError(error: unknown, json: boolean, io: CliIo, command = 'repodex'): number {
   const isArgError = typeof error === 'object' && error !== null && 'code' in error && String((error as { code: unknown }).code).startsWith('ERR_PARSE_ARGS');
-  const code = isRepodexError(error) ? error.code : isArgError ? 'BAD_REQUEST' : 'INTERNAL';
-  const user = isRepodexError(error) ? error.isUserError : isArgError;
-  const message = isArgError ? `${argErrorMessage(errorMessage(error))} (see repodex <command> --help)` : errorMessage(error);
-  writeFailure(message, code, json, io);
-  if (!user && !isRepodexError(error) && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
-  if (code === 'ABORTED') return INTERRUPTED;
-  return user ? 1 : 2;
+  if (isArgError) {
+    writeFailure(`${argErrorMessage(errorMessage(error))} (see repodex <command> --help)`, 'BAD_REQUEST', json, io);
+    return 1;
+  }
+  const shown = shownFailure(error, `${command} in ${process.cwd()}`);
+  writeFailure(shown.message, shown.code, json, io);
+  if (shown.code === 'ABORTED') return INTERRUPTED;
+  return shown.internal ? 2 : 1;
 }
 
 /**

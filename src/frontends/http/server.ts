@@ -8,6 +8,7 @@ import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod/mini';
 import { ERROR_CODES, type ErrorCode, RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
+import { shownFailure } from '../../core/error-log.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { within } from '../../core/within.js';
 import { CallLog } from '../../engine/audit.js';
@@ -114,10 +115,15 @@ function statusOf(code: FailureCode): ContentfulStatusCode {
     case 'RATE_LIMITED':
       return 429;
     case 'STORE_UNAVAILABLE':
+    case 'STORE_LOST':
+    case 'NOT_WRITABLE':
+    case 'FILE_SYSTEM':
     case 'INDEX_CHANGED':
     case 'ABORTED':
     case 'TIMEOUT':
       return 503;
+    case 'DISK_FULL':
+      return 507;
     default:
       return 500;
   }
@@ -130,9 +136,10 @@ function failure(c: Context<Env>, code: FailureCode, message: string, hint?: str
 }
 
 function thrownFailure(c: Context<Env>, error: unknown, log: (line: string) => void): Response {
-  if (isRepodexError(error)) return failure(c, error.code, error.message);
-  log(JSON.stringify({ time: new Date().toISOString(), level: 'error', request_id: c.get('state').request_id, error: (error as Error).stack ?? String(error) }));
-  return failure(c, 'INTERNAL', `internal error: ${errorMessage(error)}`);
+  const shown = shownFailure(error, `serve --http: ${c.req.method} ${c.req.path}`);
+  // A bug: one line in the server's log naming the error log, which holds the stack.
+  if (shown.internal) log(JSON.stringify({ time: new Date().toISOString(), level: 'error', request_id: c.get('state').request_id, error: shown.message }));
+  return failure(c, shown.code, shown.message);
 }
 
 /** A per-client token bucket: `perMinute` requests a minute, bursts up to a tenth of that (at least 10). */

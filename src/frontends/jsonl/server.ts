@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { shownFailure } from '../../core/error-log.js';
 import { type Engine, OPS, Request, call, describeIssues, recordRefused, recordUnreadable } from '../../protocol/index.js';
 
 /** Longest request line accepted (SPEC §9: 1 MiB). */
@@ -145,7 +146,9 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
     }
     return { ok: true, op, data: result.data, ...extra, ...id };
   } catch (error) {
-    log?.(`internal error on ${op}: ${(error as Error).stack ?? String(error)}`);
-    return { ok: false, op, error: `internal error: ${(error as Error).message}`, code: 'INTERNAL', ...id };
+    // A bug: one line for the people watching the server, the stack in the error log.
+    const shown = shownFailure(error, `serve --stdio: ${op} in ${engine.root}`);
+    log?.(`repodex: ${op} failed: ${shown.message}`);
+    return { ok: false, op, error: shown.message, code: shown.code, ...id };
   }
 }

@@ -7,6 +7,7 @@ import { CallToolRequestSchema, type JSONRPCMessage, ListToolsRequestSchema, typ
 import * as z from 'zod/mini';
 import { toJSONSchema } from 'zod/v4/core';
 import { errorMessage, isRepodexError } from '../../core/errors.js';
+import { shownFailure } from '../../core/error-log.js';
 import type { CallLog } from '../../engine/audit.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { DEFAULT_LIMITS, type LimitName, type Limits } from '../../core/limits.js';
@@ -290,8 +291,9 @@ async function runRepoTool(repos: McpRepos, log: CallLog, tool: ToolSpec, called
   try {
     engine = await repos.engine(named.data);
   } catch (error) {
-    const code = isRepodexError(error) ? error.code : 'INTERNAL';
-    return { request_id: recordRefused({ auditLog: log }, { ...who, tool: calledAs }, tool.op, args), ok: false, result: null, warnings: [], blocked: false, error: { code, message: errorMessage(error) } };
+    const shown = shownFailure(error, `MCP ${calledAs} (opening its repository)`);
+    if (shown.internal) onError?.(`repodex: ${calledAs} failed: ${shown.message}`);
+    return { request_id: recordRefused({ auditLog: log }, { ...who, tool: calledAs }, tool.op, args), ok: false, result: null, warnings: [], blocked: false, error: { code: shown.code, message: shown.message } };
   }
   return runTool(engine, tool, calledAs, rest, who, onError);
 }
@@ -313,8 +315,10 @@ async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: R
   try {
     return envelopeOf(await call(engine, parsed.data, { ...who, tool: calledAs }));
   } catch (error) {
-    log?.(`internal error in ${calledAs}: ${(error as Error).stack ?? String(error)}`);
-    return { request_id: randomUUID(), ok: false, result: null, warnings: [], blocked: false, error: { code: 'INTERNAL', message: `internal error: ${(error as Error).message}` } };
+    // A bug: one line for the people watching the server, the stack in the error log.
+    const shown = shownFailure(error, `MCP ${calledAs} in ${engine.root}`);
+    log?.(`repodex: ${calledAs} failed: ${shown.message}`);
+    return { request_id: randomUUID(), ok: false, result: null, warnings: [], blocked: false, error: { code: shown.code, message: shown.message } };
   }
 }
 

@@ -238,6 +238,7 @@ export class FileAuditLog implements AuditStore {
   async check(deep = false): Promise<PartCheck> {
     const checked: string[] = [];
     const problems: string[] = [];
+    const notes: string[] = [];
     for (const name of [AUDIT_ROTATED_FILE, AUDIT_FILE]) {
       const path = join(this.dataDir, name);
       let damaged: number[];
@@ -247,14 +248,16 @@ export class FileAuditLog implements AuditStore {
         damaged = quick?.length === 0 ? [] : damagedLines(readFileSync(path), deep ? 0 : undefined);
       } catch (error) {
         if (isErrnoException(error, 'ENOENT')) continue;
-        problems.push(`cannot read ${name}: ${errorMessage(error)}`);
+        // The log is private to the user who writes it (0600): another user's check cannot read it, and that is no damage.
+        if (isErrnoException(error, 'EACCES') || isErrnoException(error, 'EPERM')) notes.push(`${name} was not checked: only the user who writes it may read it`);
+        else problems.push(`cannot read ${name}: ${errorMessage(error)}`);
         continue;
       }
       checked.push(name);
       const problem = damagedLinesProblem(name, damaged);
       if (problem) problems.push(problem);
     }
-    return { checked, problems };
+    return { checked, problems, ...(notes.length > 0 ? { notes } : {}) };
   }
 
   async redact(redact: (entry: AuditEntry) => AuditEntry): Promise<string[] | undefined> {

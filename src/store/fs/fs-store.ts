@@ -6,6 +6,7 @@ import { crashPoint } from '../../core/crash.js';
 import { checkedJsonText, readCheckedJson } from '../../core/checked-json.js';
 import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../../core/fs-atomic.js';
+import { folderNotWritable, rethrowSystemFailure, systemFailure } from '../../core/system-errors.js';
 import { processExists } from '../../core/process.js';
 import { listDirOrEmpty } from '../../core/stat.js';
 import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
@@ -182,6 +183,15 @@ export class FsStore implements IndexStore {
   async beginGeneration(base: IndexView | undefined): Promise<GenerationWriter> {
     if (base !== undefined && !(base instanceof FsIndexView)) throw new RepodexError('INTERNAL', 'the base of a generation must come from the same store');
     mkdirSync(this.dataDir, { recursive: true });
+    // What a killed or failed writer left goes first: on a full disk it may be the room this one needs.
+    for (const name of this.list()) {
+      if (!TEMP_FILE.test(name) || name.startsWith('lock') || writerAlive(name)) continue;
+      try {
+        rmSync(this.path(name), { force: true });
+      } catch {
+        // not removable now: the sweep after the commit tries again
+      }
+    }
     return new FsGenerationWriter(this, base);
   }
 
@@ -200,19 +210,49 @@ export class FsStore implements IndexStore {
     return highest + 1;
   }
 
-  /** Write a file durably under its final name: a temp file, flushed, then renamed. */
+  /**
+   * Write a file durably under its final name: a temp file, flushed, then renamed. A write that
+   * fails removes the temp file; one that meets a full disk still lays out the rest of the file
+   * (without writing it), so the error says how much room it needed.
+   */
   writeArtifact(name: string, write: (writer: ArtifactWriter) => void, crashAfterWrite?: 'segment-written' | 'manifest-written'): { bytes: number; headerCrc: number } {
     const final = this.path(name);
     const temp = `${final}.tmp-${process.pid}`;
-    const fd = openSync(temp, 'w');
-    let result: { length: number; headerCrc: number };
+    let fd: number;
     try {
-      const writer = new ArtifactWriter(fileSink(fd), name.startsWith('seg-') ? 'SEGM' : MANIFEST_KIND);
+      fd = openSync(temp, 'w');
+    } catch (error) {
+      rethrowSystemFailure(error, { path: final, writing: true });
+    }
+    const file = fileSink(fd);
+    let full: unknown;
+    const sink: ReturnType<typeof fileSink> = {
+      write(bytes, position) {
+        if (full !== undefined) return;
+        try {
+          file.write(bytes, position);
+        } catch (error) {
+          if (!isErrnoException(error, 'ENOSPC') && !isErrnoException(error, 'EDQUOT')) throw error;
+          full = error;
+        }
+      },
+    };
+    let result: { length: number; headerCrc: number } | undefined;
+    try {
+      const writer = new ArtifactWriter(sink, name.startsWith('seg-') ? 'SEGM' : MANIFEST_KIND);
       write(writer);
       result = writer.finish();
+      if (full !== undefined) throw full;
       fsyncSync(fd);
-    } finally {
       closeSync(fd);
+    } catch (error) {
+      try {
+        closeSync(fd);
+      } catch {
+        // closed already, or the write failed: that is the error to report
+      }
+      rmSync(temp, { force: true });
+      rethrowSystemFailure(error, { path: final, writing: true, bytes: result?.length });
     }
     if (crashAfterWrite) crashPoint(crashAfterWrite);
     renameSync(temp, final);
@@ -226,7 +266,12 @@ export class FsStore implements IndexStore {
     const temp = `${this.metaPath}.tmp-${process.pid}`;
     writeFileAtomic(temp, text, this.dataDir);
     crashPoint('meta-written');
-    renameSync(temp, this.metaPath);
+    try {
+      renameSync(temp, this.metaPath);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      rethrowSystemFailure(error, { path: this.metaPath, writing: true });
+    }
     fsyncDir(this.dataDir);
   }
 
@@ -286,8 +331,11 @@ export class FsStore implements IndexStore {
     try {
       mkdirSync(this.dataDir, { recursive: true });
     } catch (error) {
-      throw new RepodexError('LOCK_DENIED', `cannot create ${this.dataDir}: ${errorMessage(error)}`);
+      throw systemFailure(error, { path: this.dataDir, writing: true }) ?? new RepodexError('LOCK_DENIED', `cannot create ${this.dataDir}: ${errorMessage(error)}`);
     }
+    // A read-only mount, or another user's checkout: said once, for the folder, before anything is tried in it.
+    const refused = folderNotWritable(this.dataDir);
+    if (refused) throw refused;
     return acquireLock(path, waitMs);
   }
 
@@ -346,6 +394,8 @@ export class FsStore implements IndexStore {
     }
     if (!file) return { problems: [], checked: [], notes };
     checked.push('meta.json');
+    // Asked before the checks below rewrite the record (they vouch for what they find sound).
+    const recordDamage = checkedFilesOf(this.dataDir).damage();
     let manifest: Manifest;
     try {
       manifest = this.readManifest(file);
@@ -401,6 +451,8 @@ export class FsStore implements IndexStore {
         problems.push(error.message);
       }
     }
+    if (statSync(this.path(CHECKED_FILE), { throwIfNoEntry: false })) checked.push(CHECKED_FILE);
+    if (recordDamage) problems.push(recordDamage);
     return { problems, checked, notes };
   }
 

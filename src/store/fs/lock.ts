@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
+import { RepodexError, errorMessage, isErrnoException, isRepodexError } from '../../core/errors.js';
+import { systemFailure } from '../../core/system-errors.js';
 import { processExists, processStartTime, readProcText } from '../../core/process.js';
 import { writeFileDurable } from '../../core/fs-atomic.js';
 import type { HeldLock, LockOwner } from '../backend.js';
@@ -126,7 +127,9 @@ function lockError(path: string, error: unknown): RepodexError {
   if (isErrnoException(error, 'EACCES') || isErrnoException(error, 'EPERM') || isErrnoException(error, 'EROFS')) {
     return new RepodexError('LOCK_DENIED', `${path}: ${errorMessage(error)}`);
   }
-  return new RepodexError('INTERNAL', `cannot use the lock ${path}: ${errorMessage(error)}`);
+  // Said in words already (a write of the lock's record that met a full disk), or a refusal a user can fix.
+  if (isRepodexError(error)) return error;
+  return systemFailure(error, { path }) ?? new RepodexError('INTERNAL', `cannot use the lock ${path}: ${errorMessage(error)}`);
 }
 
 function removeIfPresent(path: string): void {
@@ -146,7 +149,7 @@ function removeIfPresent(path: string): void {
 function createExclusive(path: string, record: LockRecord): boolean {
   const temp = `${path}.${record.token}.${process.pid}.tmp`;
   try {
-    writeFileDurable(temp, lockText(record));
+    writeFileDurable(temp, lockText(record), path);
     linkSync(temp, path);
     return true;
   } catch (error) {

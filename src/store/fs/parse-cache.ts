@@ -4,6 +4,7 @@ import { checkedFilesOf } from '../../core/checked-files.js';
 import { crc32 } from '../../core/crc32.js';
 import { RepodexError, errorMessage, isErrnoException } from '../../core/errors.js';
 import { fsyncDir, writeFileDurable } from '../../core/fs-atomic.js';
+import { rethrowSystemFailure } from '../../core/system-errors.js';
 import { crashPoint } from '../../core/crash.js';
 import { FEATURE_VERSION, FORMAT_VERSION } from '../../core/version.js';
 import { SECRET_RULES_VERSION } from '../../safety/secrets.js';
@@ -343,9 +344,19 @@ export class FsParseCache implements ParseCache {
       if (statSync(this.path).size > at) ftruncateSync(fd, at);
       fsyncSync(fd);
       this.goodEnd = at;
-    } finally {
+    } catch (error) {
+      // A full disk mid-append: what this append wrote goes again (the cache is as it was), and the
+      // records it wrote are forgotten with it.
+      try {
+        ftruncateSync(fd, this.goodEnd);
+      } catch {
+        // left torn: the next load stops at the torn record, as after a crash
+      }
       closeSync(fd);
+      this.reload();
+      rethrowSystemFailure(error, { path: this.path, writing: true });
     }
+    closeSync(fd);
     this.bytes = Buffer.concat(parts);
     this.seen = fileStamp(this.path);
   }

@@ -214,7 +214,9 @@ export class PgAnalytics implements AnalyticsStore {
       );
       return true;
     } catch {
-      return false; // kept in memory for the next try
+      // Statistics only: lost with the connection or a full disk, as on the file store. (Kept for
+      // another try they would be tried again before the process exits, and again: it never would.)
+      return true;
     }
   }
 

@@ -12,7 +12,7 @@ import { GenerationProof } from './generation-proof.js';
 import { PgCatalogView, PgIndexView, type CatalogSnapshot, type ChunkRow, type FileRow, type ViewSnapshot } from './pg-view.js';
 import { PgVectorStore, modelKey } from './pg-vectors.js';
 import { decodePostingBlob } from './posting-blob.js';
-import { type HeldSession, type SqlPool, inTransaction } from './sql.js';
+import { type HeldSession, type SqlPool, type SqlSession, inTransaction } from './sql.js';
 
 /** The oldest server the schema and queries are written for. */
 const MIN_SERVER_VERSION = 140000;
@@ -201,7 +201,25 @@ export class PgStore implements IndexStore {
       // Back to what the committed index is (a commit already said `ready`); done before the writer's end returns.
       await this.pool.query("UPDATE repos SET index_status = CASE WHEN meta IS NOT NULL THEN 'ready' ELSE 'pending' END WHERE id = $1 AND index_status = 'indexing'", [id]).catch(() => undefined);
     };
-    return PgGenerationWriter.begin(await this.pool.connect(), id, base, settle);
+    return PgGenerationWriter.begin(await this.pool.connect(), id, base, settle, (session) => this.lockLost(session, id));
+  }
+
+  /**
+   * Why a sync of this process must not commit: the connection holding its writer lock was lost
+   * (a restart, a killed session), or another process took the lock meanwhile; undefined while
+   * this process holds it, or took none.
+   */
+  private async lockLost(session: SqlSession, id: string): Promise<RepodexError | undefined> {
+    const [row] = await session.query<{ pid: number; host: string; started: string; backend_pid: number }>('SELECT pid, host, started::text AS started, backend_pid FROM repo_locks WHERE repo_id = $1 AND kind = $2', [
+      id,
+      'writer',
+    ]);
+    if (!row) return undefined;
+    const mine = row.pid === process.pid && row.host === hostname();
+    const held = await advisoryHeld(session, 'writer', id, row.backend_pid);
+    if (mine && !held) return new RepodexError('STORE_LOST', `lost the connection holding the sync's lock on ${this.where}`);
+    if (!mine && held) return new RepodexError('LOCKED', `another sync (process ${row.pid} on ${row.host} since ${new Date(row.started).toISOString()}) took the writer lock while this one had lost it: nothing was committed`, { selfContained: true });
+    return undefined;
   }
 
   /** Take a session advisory lock of `kind` on the repository, waiting up to `waitMs`. */
@@ -250,13 +268,8 @@ export class PgStore implements IndexStore {
       [id, kind],
     );
     if (!row) return undefined;
-    const [held] = await this.pool.query<{ held: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND pid = $3
-                        AND classid = $2::bigint::oid AND objid = (hashtext($1::text)::bigint & 4294967295)::oid) AS held`,
-      [id, LOCK_SPACE[kind], row.backend_pid],
-    );
-    if (!held!.held) return undefined;
-    return row ? { pid: row.pid, host: row.host, started: new Date(row.started).toISOString() } : undefined;
+    if (!(await advisoryHeld(this.pool, kind, id, row.backend_pid))) return undefined;
+    return { pid: row.pid, host: row.host, started: new Date(row.started).toISOString() };
   }
 
   lock(options: { readonly waitMs?: number } = {}): Promise<HeldLock> {
@@ -465,6 +478,16 @@ export async function prepareDatabase(pool: SqlPool, where: string): Promise<voi
     throw new RepodexError('STORE_UNAVAILABLE', `${where} has pgvector ${vector.extversion}; repodex needs 0.8 or newer: run \`ALTER EXTENSION vector UPDATE;\``, { selfContained: true });
   }
   await migrate(pool, where);
+}
+
+/** Whether the database backend `backendPid` holds the advisory lock of `kind` on a repository (two statements, not a join: on Citus repo_locks is distributed and pg_locks is the coordinator's own). */
+async function advisoryHeld(session: SqlSession, kind: keyof typeof LOCK_SPACE, repoId: string, backendPid: number): Promise<boolean> {
+  const [held] = await session.query<{ held: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND pid = $3
+                      AND classid = $2::bigint::oid AND objid = (hashtext($1::text)::bigint & 4294967295)::oid) AS held`,
+    [repoId, LOCK_SPACE[kind], backendPid],
+  );
+  return held!.held;
 }
 
 /** Unlock and give the connection back (closed instead when unlocking failed: that releases the lock too). */

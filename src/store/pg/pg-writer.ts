@@ -1,11 +1,14 @@
-import { RepodexError } from '../../core/errors.js';
+import { RepodexError, isRepodexError } from '../../core/errors.js';
 import { FEATURE_VERSION, FORMAT_VERSION, TOOL_VERSION } from '../../core/version.js';
 import { ChunkTermCounter } from '../../index/chunk-terms.js';
 import type { NewFile, Tree } from '../../index/model.js';
 import type { CommitResult, GenerationWriter, IndexMeta, IndexView, MetaDraft } from '../backend.js';
 import { encodeDeclarations } from './declarations.js';
 import { decodePostingBlob, encodePostingBlob } from './posting-blob.js';
-import { type HeldSession, copyText } from './sql.js';
+import { type HeldSession, type SqlSession, copyText } from './sql.js';
+
+/** Why a sync must not commit now (its writer lock was lost), asked on the sync's own connection inside its transaction; undefined when it may. */
+export type LockCheck = (session: SqlSession) => Promise<RepodexError | undefined>;
 
 /** PostgreSQL's text and jsonb hold no NUL character: it becomes U+FFFD (a file with one is rare: binary files are skipped). */
 function pgText(text: string): string {
@@ -114,12 +117,13 @@ export class PgGenerationWriter implements GenerationWriter {
     private readonly repoId: string,
     private readonly base: IndexView | undefined,
     private readonly onEnd: () => Promise<void>,
+    private readonly lockLost: LockCheck,
     firstSegment: number,
   ) {
     this.segmentId = firstSegment;
   }
 
-  static async begin(session: HeldSession, repoId: string, base: IndexView | undefined, onEnd: () => Promise<void>): Promise<PgGenerationWriter> {
+  static async begin(session: HeldSession, repoId: string, base: IndexView | undefined, onEnd: () => Promise<void>, lockLost: LockCheck = async () => undefined): Promise<PgGenerationWriter> {
     let firstSegment: number;
     try {
       await session.query('BEGIN');
@@ -135,7 +139,7 @@ export class PgGenerationWriter implements GenerationWriter {
       await onEnd();
       throw error;
     }
-    return new PgGenerationWriter(session, repoId, base, onEnd, firstSegment);
+    return new PgGenerationWriter(session, repoId, base, onEnd, lockLost, firstSegment);
   }
 
   private live(): void {
@@ -253,6 +257,7 @@ export class PgGenerationWriter implements GenerationWriter {
     this.done = true;
     const session = this.session;
     let broken = false;
+    let committing = false;
     try {
       await this.flush();
       await this.writeSegment();
@@ -314,16 +319,34 @@ export class PgGenerationWriter implements GenerationWriter {
           WHERE id = $1`,
         [this.repoId, Number(counts!.generation) + 1, JSON.stringify(meta), JSON.stringify({ tree: this.tree, gitDirty: this.gitDirty }), head],
       );
+      // The connection that held this sync's lock may have been lost meanwhile (a restart between
+      // statements): another sync may be writing now, so this one must not commit.
+      const lost = await this.lockLost(session);
+      if (lost) throw lost;
+      committing = true;
       await session.query('COMMIT');
+      committing = false;
       const postings = this.written.reduce((sum, w) => sum + w.postings, 0);
       if (postings >= ANALYZE_AFTER) {
-        const [all] = await session.query<{ held: string }>('SELECT coalesce(sum(postings), 0) AS held FROM segments');
-        if (analyzeAfterCommit(postings, Number(all?.held ?? 0))) await session.query('ANALYZE files, chunks, segments, segment_postings');
+        try {
+          const [all] = await session.query<{ held: string }>('SELECT coalesce(sum(postings), 0) AS held FROM segments');
+          if (analyzeAfterCommit(postings, Number(all?.held ?? 0))) await session.query('ANALYZE files, chunks, segments, segment_postings');
+        } catch {
+          // Committed: statistics not refreshed now are refreshed by autovacuum.
+          broken = true;
+        }
       }
       return { meta, merged };
     } catch (error) {
       broken = true;
       await session.query('ROLLBACK').catch(() => undefined);
+      if (committing && isRepodexError(error) && error.code === 'STORE_LOST') {
+        // The answer to COMMIT never came: the server may have committed it or not.
+        throw new RepodexError('STORE_LOST', `${error.detail ?? error.message} while the sync was committing: whether it was committed is not known (\`repodex status\` says; running \`repodex sync\` again is safe)`, {
+          selfContained: true,
+          cause: error,
+        });
+      }
       throw error;
     } finally {
       session.release(broken);
