@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { RecentMap } from '../core/recent-map.js';
 import presetPackage from '@secretlint/secretlint-rule-preset-recommend/package.json' with { type: 'json' };
-import { type DerivedView, derivedViews, originOf } from './literal-views.js';
-import { GITLEAKS_VERSION, matchRules, pathClass } from './rule-set.js';
+import { findKeyMaterial } from './key-material.js';
+import { type ByteRun, type DerivedView, type Run, base64Runs, byteRuns, derive, originOf } from './literal-views.js';
+import { ownMatches } from './own-rules.js';
+import { GITLEAKS_VERSION, keywordsPresent, matchRules, pathClass } from './rule-set.js';
 
 /**
  * Detecting credentials by content (SPEC §8): a file that holds one is a secret whatever its name,
@@ -10,13 +12,19 @@ import { GITLEAKS_VERSION, matchRules, pathClass } from './rule-set.js';
  * not files (arguments written to the audit log, commit subjects) have each credential replaced
  * instead (`redactSecrets`).
  *
- * Three rule sets look at a text: repodex's own few shapes (below), gitleaks' rule list kept as
- * data (`rule-set.ts`: GitLab, Hugging Face, Vault, Azure, JWTs and some two hundred more), and
- * secretlint's recommended preset (AWS, GCP, GitHub, npm, Slack, OpenAI, Anthropic, SendGrid,
- * Shopify, Linear, 1Password, basic auth and database URLs with passwords, PEM private keys). The
- * first two also read the text's derived views (`literal-views.ts`): string literals joined across
- * `+`, commas and line breaks, and base64 decoded, so a key written one quoted line per PEM line,
- * a marker split in two, or a key encoded in a Kubernetes Secret is found as well.
+ * Four detectors look at a text: repodex's own shapes (`own-rules.ts`: private keys by their
+ * markers and in PuTTY, JWK, .NET XML and `openssl -text` forms, passwords in URLs of any scheme,
+ * Discord bot tokens, …), private keys by their content whatever their markers
+ * (`key-material.ts`: DER, OpenSSH, OpenPGP), gitleaks' rule list kept as data with repodex's
+ * additions in the same form (`rule-set.ts`, `rules/shapes.ts`: GitLab, Hugging Face, Vault,
+ * Azure, JWTs and some two hundred more; tokens whose shape needs no keyword found without it;
+ * secrets assigned with any characters), and secretlint's recommended preset (AWS, GCP, GitHub,
+ * npm, Slack, OpenAI, Anthropic, SendGrid, Shopify, Linear, 1Password, basic auth and database
+ * URLs with passwords). The first three also read the text's derived views (`literal-views.ts`):
+ * string literals joined across `+`, commas, line breaks and constants, base64 and hex decoded,
+ * and byte literals, so a key written one quoted line per PEM line, a marker built from pieces,
+ * a token split over a constant and a template, or a key in hex or a Kubernetes Secret is found
+ * as well.
  *
  * A finding names the rule and the line, never the secret: secretlint's own messages quote it.
  */
@@ -33,49 +41,19 @@ export interface SecretFinding {
  * The version of the detection rules. Files the index holds were scanned with these rules: an
  * index or parse cache made with other rules is rebuilt (it is part of the parse-cache key, and a
  * change bumps FEATURE_VERSION), and what an older version left on disk is purged (`purge.ts`).
+ * repodex's own part, log:
+ *   1 — private keys in string literals, Stripe and Google keys (with secretlint's recommended
+ *       preset).
+ *   2 — gitleaks' rule list; literals joined and base64 decoded before detection; tokens in URL
+ *       queries, Azure storage keys.
+ *   3 — gitleaks' Vault allowlist for the legacy `s.` form anchored.
+ *   4 — credentials by shape: private keys by content in any encoding (`key-material.ts`) and
+ *       text form, passwords in URLs of any scheme, tokens found without their keyword where the
+ *       shape is unambiguous (`rules/shapes.ts`), secrets assigned with any characters, Discord
+ *       webhooks and bot tokens, GitHub tokens of any length, constants in joined literals, byte
+ *       strings decoded; names shaped like a credential (`credentialInName`).
  */
-export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+gitleaks@${GITLEAKS_VERSION}+repodex-3`;
-
-const KEY_KINDS = String.raw`((RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY( BLOCK)?-----`;
-const KEY_MARKER = String.raw`-----BEGIN ${KEY_KINDS}`;
-const KEY_END_MARKER = String.raw`-----END ${KEY_KINDS}`;
-/** What may stand between lines of a key written in a literal: quotes, `+`, `,`, blanks, an escaped line end. */
-const KEY_JOIN = String.raw`[ \t'"${'`'},+]*(\r?\n|(\\r)?\\n)[ \t'"${'`'}+]*`;
-
-/** A shape repodex checks itself: a literal anchor searched first (cheap rejection), then the pattern. */
-interface OwnRule {
-  readonly id: string;
-  readonly anchor: string;
-  /** Global: redaction replaces every match. */
-  readonly pattern: RegExp;
-  /** Only for strings that are not files (secretlint, which covers files, cannot run synchronously). */
-  readonly redactOnly?: boolean;
-}
-
-/**
- * Shapes repodex checks itself, each cheap to reject: the literal prefix is searched first.
- * - A private key marker anywhere on a line, followed by base64 key material (16+ characters)
- *   on the next line or after an escaped newline (`\n` inside a JSON, JS or Python string),
- *   also when the key is written as a list of quoted lines.
- * - Stripe live or test secret keys and restricted keys (`sk_live_…`, `rk_test_…`).
- * - Google API keys (`AIza` + 35) and OAuth access tokens (`ya29.`).
- * - A token in a URL query (`?token=…`, a Jupyter server's login link): 24+ characters.
- * - An Azure Storage account key in a connection string (`AccountKey=…`), which gitleaks' list lacks.
- * - In strings that are not files only: a password in a URL (`scheme://user:password@host`) and
- *   an AWS secret access key next to its name, which secretlint finds in files.
- */
-const OWN_RULES: readonly OwnRule[] = [
-  { id: 'repodex/private-key', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`${KEY_MARKER}${KEY_JOIN}[A-Za-z0-9+/=]{16,}`, 'g') },
-  // The same key found from its end marker, for when its begin marker is written so no rule sees it.
-  { id: 'repodex/private-key-end', anchor: 'PRIVATE KEY', pattern: new RegExp(String.raw`[A-Za-z0-9+/=]{16,}${KEY_JOIN}${KEY_END_MARKER}`, 'g') },
-  { id: 'repodex/stripe', anchor: 'k_', pattern: /\b[sr]k_(live|test)_[0-9A-Za-z]{20,}\b/g },
-  { id: 'repodex/google-api-key', anchor: 'AIza', pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
-  { id: 'repodex/google-oauth-token', anchor: 'ya29.', pattern: /\bya29\.[0-9A-Za-z_-]{20,}/g },
-  { id: 'repodex/url-token', anchor: '=', pattern: /[?&](?:token|access_token|auth_token|api_key|apikey)=(?=[^\s&#'"]*[0-9])[A-Za-z0-9_\-.~%]{24,}/gi },
-  { id: 'repodex/azure-storage-key', anchor: 'AccountKey=', pattern: /AccountKey=[A-Za-z0-9+/]{40,}={0,2}/g },
-  { id: 'repodex/url-password', anchor: '://', pattern: /\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s:/?#@'"`]{1,64}:[^\s/?#@'"`]{3,128}@[\w.-]+/g, redactOnly: true },
-  { id: 'repodex/aws-secret-key', anchor: 'aws', pattern: /aws.{0,20}?(?:secret|key).{0,20}?['"\s=:]{1,5}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/gi, redactOnly: true },
-];
+export const SECRET_RULES_VERSION = `secretlint-preset-recommend@${presetPackage.version}+gitleaks@${GITLEAKS_VERSION}+repodex-4`;
 
 /** A credential's span in a text, and the rule that found it. */
 interface Span {
@@ -84,40 +62,42 @@ interface Span {
   readonly end: number;
 }
 
-function ownMatches(text: string, first: boolean, strings: boolean): Span[] {
-  const out: Span[] = [];
-  for (const rule of OWN_RULES) {
-    if ((rule.redactOnly && !strings) || !(rule.pattern.flags.includes('i') ? text.toLowerCase().includes(rule.anchor.toLowerCase()) : text.includes(rule.anchor))) continue;
-    rule.pattern.lastIndex = 0;
-    for (let m = rule.pattern.exec(text); m !== null; m = rule.pattern.exec(text)) {
-      out.push({ rule: rule.id, start: m.index, end: m.index + m[0].length });
-      if (first) return out;
-    }
-  }
-  return out;
+/**
+ * Own and gitleaks rules, and key material, over a text, in its own coordinates. `runs` and
+ * `bytes`: the text's base64 runs and byte strings, when the caller has them (for the text
+ * itself; a view's are found here).
+ */
+function directMatches(text: string, path: string | undefined, first: boolean, strings: boolean, runs?: readonly Run[], bytes: readonly ByteRun[] = []): Span[] {
+  const present = keywordsPresent(text);
+  const out = ownMatches(text, first, strings, present);
+  if (first && out.length > 0) return out;
+  const textRuns = runs ?? base64Runs(text);
+  const viewBytes = runs === undefined ? byteRuns(text, textRuns) : bytes;
+  for (const span of findKeyMaterial(text, textRuns, viewBytes, first)) out.push({ rule: KEY_MATERIAL, ...span });
+  if (first && out.length > 0) return out;
+  return [...out, ...matchRules(text, path, first, present)];
 }
 
-/** Own and gitleaks rules over a text, in its own coordinates. */
-function directMatches(text: string, path: string | undefined, first: boolean, strings: boolean): Span[] {
-  const own = ownMatches(text, first, strings);
-  if (first && own.length > 0) return own;
-  return [...own, ...matchRules(text, path, first)];
-}
+/** The rule id of a private key found by its content (DER, OpenSSH, OpenPGP), as the marker rule is named. */
+const KEY_MATERIAL = 'repodex/private-key';
 
 function viewMatches(view: DerivedView, path: string | undefined, first: boolean, strings: boolean): Span[] {
   return directMatches(view.text, path, first, strings).map((span) => ({ rule: span.rule, ...originOf(view, span.start) }));
 }
 
 /**
- * Every credential the synchronous rules (own and gitleaks, over the text and its derived views)
- * find in `text`, as spans of the text; only the first when `first`. `strings`: the text is an
- * argument or a commit subject, not a file (the rules secretlint covers in files apply too).
+ * Every credential the synchronous rules (own and gitleaks, and key material, over the text and
+ * its derived views) find in `text`, as spans of the text; only the first when `first`.
+ * `strings`: the text is an argument or a commit subject, not a file (the rules secretlint
+ * covers in files apply too).
  */
 function synchronousMatches(text: string, path: string | undefined, first: boolean, strings: boolean): Span[] {
-  const direct = directMatches(text, path, first, strings);
+  const runs = base64Runs(text);
+  const { views, bytes } = derive(text, runs);
+  const direct = directMatches(text, path, first, strings, runs, bytes);
   if (first && direct.length > 0) return direct;
   const out = [...direct];
-  for (const view of derivedViews(text)) {
+  for (const view of views) {
     out.push(...viewMatches(view, path, first, strings));
     if (first && out.length > 0) return out;
   }
