@@ -285,6 +285,16 @@ describe('redactSecrets', () => {
     }
   });
 
+  it('regression (M8): a prompt with a private key in it loses the key block only, not its words', () => {
+    const lines = privateKeyLines();
+    for (const key of [lines.join('\n'), lines.slice(0, 6).join('\n'), lines.slice(1, -1).join('\n')]) {
+      const redacted = redactSecrets(`fix the loader, it crashes on this key ${key}\nin src/cache.go`);
+      expect(redacted).toBe('fix the loader, it crashes on this key [REDACTED:private-key]\nin src/cache.go');
+    }
+    const pasted = redactSecrets(`see ${lines.join('\n')} and also the webhook https://discord.com/api/webhooks/123456789012345678/${'Xa9bQ2cR7dS4eT1fU8gV5hW3iX6jY0kZ-LmNoPqRsTuVwXyZaBcDeFgHiJkLmNoPqRsTuVwX'}`);
+    expect(pasted).toMatch(/^see \[REDACTED:private-key\] and also the webhook https:\/\/discord\.com\/api\/webhooks\/\[REDACTED:discord-webhook\]$/);
+  });
+
   it('answers a string again the same way, and redacts a credential every time it comes', () => {
     // The second call of each is answered from what the first found (clean short strings are kept).
     for (const text of ['query', 'repo_id', 'where is the config loaded']) expect([redactSecrets(text), redactSecrets(text)]).toEqual([text, text]);

@@ -211,7 +211,7 @@ const CLEAN_KEPT_CHARS = 256;
 
 function redact(text: string): string {
   const spans = synchronousMatches(text, undefined, false, true).map((span) =>
-    span.rule.endsWith('private-key-end') ? { ...span, start: keyStart(text, span.start) } : { ...span, end: span.rule.endsWith('private-key') ? keyEnd(text, span.end) : tokenEnd(text, span.end) },
+    isKeyRule(span.rule) ? { rule: 'repodex/private-key', ...keyBlock(text, span.start, span.end) } : { ...span, end: tokenEnd(text, span.end) },
   );
   if (spans.length === 0) return text;
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
@@ -225,6 +225,11 @@ function redact(text: string): string {
   return out + text.slice(at);
 }
 
+/** True for the rules that find private keys (by a marker, by content, PuTTY's): what is cut is the whole key block. */
+function isKeyRule(rule: string): boolean {
+  return rule.includes('private-key');
+}
+
 /**
  * Where a token matched up to `from` really ends: a rule may match a fixed length of a longer run
  * (`ghp_` and 36 characters), and the rest of the run must not be left behind.
@@ -235,28 +240,64 @@ function tokenEnd(text: string, from: number): number {
   return end;
 }
 
-/** Where a private key found from its begin marker up to `from` ends: after its end marker, or at the end of the text. */
-function keyEnd(text: string, from: number): number {
-  const end = /-----END[ A-Z0-9_-]{0,100}-----/g;
-  end.lastIndex = from;
-  const m = end.exec(text);
-  return m ? m.index + m[0].length : text.length;
+/** How far from the part of a key a rule found its markers may stand (a 16384-bit RSA key's PEM is under 13 KB). */
+const KEY_REACH = 16_384;
+const BEGIN_MARKER = '-----BEGIN';
+const END_MARKER = /-----END[^\n\\]{0,100}?-----/g;
+/** What separates the lines of a key: a line end, or an escaped one inside a string. */
+const KEY_LINE_BREAK = /(\r?\n|(?:\\r)?\\n)/;
+/** Quotes, joiners and blanks around a key line written as a literal. */
+const LINE_DRESSING = /^[\s'"`,+;()]+|[\s'"`,+;()]+$/g;
+
+/** A line of a key block without its dressing: base64 (`minimum` characters or more), or a `Name: value` header (`Proc-Type:`, PuTTY's `Encryption:`). */
+function isKeyLine(line: string, minimum: number): boolean {
+  const bare = line.replace(LINE_DRESSING, '');
+  return bare.length >= minimum && (/^[A-Za-z0-9+/=]+$/.test(bare) || /^[A-Z][A-Za-z0-9-]{1,30}: ?\S/.test(bare));
+}
+
+/** True when `region` holds only what stands inside a key block: key lines, blank lines, dressing. */
+function isKeyRegion(region: string): boolean {
+  return region.split(KEY_LINE_BREAK).every((line, i) => i % 2 === 1 || line.replace(LINE_DRESSING, '') === '' || isKeyLine(line, 1));
 }
 
 /**
- * Where a private key found from its end marker starts: the first of the lines of key material
- * (base64, in or out of quotes) before `from`, or the begin marker's line above them.
+ * The whole key block around the part of a private key a rule found (`[start, end)`): from its
+ * begin marker, when one stands above with only key lines between, else from the first of the key
+ * lines above; to the end of its end marker, when one follows the same way, else to the last key
+ * line below. Text before the marker and after the end marker is kept (a task pasted around a key).
  */
-function keyStart(text: string, from: number): number {
-  let start = text.lastIndexOf('\n', from - 1) + 1;
-  while (start > 0) {
-    const above = text.lastIndexOf('\n', start - 2) + 1;
-    const line = text.slice(above, start - 1);
-    if (/-----BEGIN/.test(line)) return above;
-    if (!/^[\s'"`,+]*[A-Za-z0-9+/=]{16,}(\\r)?(\\n)?[\s'"`,+;]*$/.test(line)) break;
-    start = above;
+function keyBlock(text: string, start: number, end: number): { start: number; end: number } {
+  return { start: keyBlockStart(text, start), end: keyBlockEnd(text, start, end) };
+}
+
+function keyBlockStart(text: string, start: number): number {
+  const begin = text.lastIndexOf(BEGIN_MARKER, start);
+  if (begin >= 0 && start - begin <= KEY_REACH) {
+    const close = text.indexOf('-----', begin + BEGIN_MARKER.length);
+    if (close < 0 || close + 5 >= start || isKeyRegion(text.slice(close + 5, start))) return begin;
   }
-  return start;
+  const head = text.slice(Math.max(0, start - KEY_REACH), start).split(KEY_LINE_BREAK);
+  // Only whole lines are taken: the found part must begin its line.
+  if (head[head.length - 1]!.replace(LINE_DRESSING, '') !== '') return start;
+  let from = start - head[head.length - 1]!.length;
+  for (let i = head.length - 3; i >= 0 && isKeyLine(head[i]!, 16); i -= 2) from -= head[i]!.length + head[i + 1]!.length;
+  return from;
+}
+
+function keyBlockEnd(text: string, start: number, end: number): number {
+  END_MARKER.lastIndex = start;
+  const marker = END_MARKER.exec(text);
+  if (marker && marker.index - end <= KEY_REACH && (marker.index < end || isKeyRegion(text.slice(end, marker.index)))) return Math.max(end, marker.index + marker[0].length);
+  const tail = text.slice(end, end + KEY_REACH).split(KEY_LINE_BREAK);
+  // Only whole lines are taken: the found part must end its line.
+  if (tail[0]!.replace(LINE_DRESSING, '') !== '') return end;
+  let to = end;
+  let at = end + tail[0]!.length;
+  for (let i = 1; i + 1 < tail.length && isKeyLine(tail[i + 1]!, 4); i += 2) {
+    at += tail[i]!.length + tail[i + 1]!.length;
+    to = at;
+  }
+  return to;
 }
 
 /**
