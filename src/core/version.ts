@@ -53,7 +53,7 @@ export const FORMAT_VERSION = 5;
  *       in base64, hex, byte literals or escapes; OpenSSH, OpenPGP, PuTTY, JWK, .NET XML, text
  *       dumps), whatever their markers; passwords in URLs of any scheme; tokens whose shape needs
  *       no keyword found without it; secrets assigned with any characters (Django's SECRET_KEY);
- *       constants resolved in joined literals. Older data on disk is purged again
- *       (engine/purge.ts).
+ *       constants resolved in joined literals; files and folders named like a credential left
+ *       out. Older data on disk is purged again (engine/purge.ts).
  */
 export const FEATURE_VERSION = 8;

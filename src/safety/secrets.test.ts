@@ -3,7 +3,7 @@ import { TOKEN_SHAPES, type TokenShape, keyMaterial, pemAsLiterals, privateKeyLi
 import { rootCertificates } from 'node:tls';
 import { generateKeyPairSync } from 'node:crypto';
 import { BARE_TOKENS, LANGUAGES, URL_SCHEMES, constantIn, djangoSecretKey, generatedPassword, keyEncodings, keyIn, splitToken, urlWithPassword } from '../../test/credential-shapes.js';
-import { SECRET_RULES_VERSION, describeSecret, findSecret, findServedSecret, redactSecrets } from './secrets.js';
+import { SECRET_RULES_VERSION, credentialInName, describeSecret, findSecret, findServedSecret, redactSecrets, shownPath } from './secrets.js';
 
 // Credentials are assembled at run time so this file holds none a scanner would flag.
 const join = (...parts: string[]): string => parts.join('');
@@ -252,6 +252,16 @@ describe('findSecret: credentials by shape, not by list', () => {
       'const MAGIC = "openssh-key-v1";\nconst b64 = "b3BlbnNzaC1rZXktdjE";\n',
     ]) {
       expect(await rule(text, 'src/keys.ts'), text.slice(0, 80)).toBeUndefined();
+    }
+  });
+
+  it('judges file and folder names: a name shaped like a credential, shown with the credential replaced', () => {
+    const token = `ghp_${'Rk8Zw4Yb6NcP1dF5gJ7sQwEhT0uV3xY5zA1b'}`;
+    expect(credentialInName(`${token}.ts`)).toBe('github-pat');
+    expect(credentialInName(`npm_${'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8'}.json`)).toBe('npm-access-token');
+    expect(shownPath(`tokens/${token}.ts`)).toBe('tokens/[REDACTED:github-pat].ts');
+    for (const name of ['index.ts', 'PlaywrightTestConfiguration.ts', 'chunk-5f3d2a1b9c8e7f6a.js', '0123456789abcdef0123456789abcdef01234567', 'test_authentication_middleware.py', 'AKIAIOSFODNN7EXAMPLE.md']) {
+      expect(credentialInName(name), name).toBeUndefined();
     }
   });
 });

@@ -24,7 +24,7 @@ import { GITLEAKS_VERSION, keywordsPresent, matchRules, pathClass } from './rule
  * string literals joined across `+`, commas, line breaks and constants, base64 and hex decoded,
  * and byte literals, so a key written one quoted line per PEM line, a marker built from pieces,
  * a token split over a constant and a template, or a key in hex or a Kubernetes Secret is found
- * as well.
+ * as well. The same rules judge file and folder names (`credentialInName`).
  *
  * A finding names the rule and the line, never the secret: secretlint's own messages quote it.
  */
@@ -158,6 +158,59 @@ export async function findSecret(text: string, path: string): Promise<SecretFind
   return { rule: first.ruleId, line: lineAt(text, first.offset) };
 }
 
+/** Names judged by `credentialInName`, kept: a walk asks for every file and folder, and names repeat. */
+const nameVerdicts = new RecentMap<string, string | null>(16_384);
+/** Every token the rules know has a run of 16 letters and digits or more (a key id, a random tail). */
+const LONG_RUN = /[A-Za-z0-9]{16}/;
+/** An extension after the last dot: judged without it too (`npm_….json`: a token ends at a quote, a blank or the end). */
+const EXTENSION = /\.[A-Za-z0-9]{1,8}$/;
+
+/**
+ * The rule that finds a credential in a file or folder name (`tokens/ghp_….ts`), or undefined:
+ * such a name is a credential written to every listing, search hit and history that names the
+ * file, so the file is left out like a secret. The token rules (own and gitleaks') judge the name
+ * as it is and without its extension.
+ */
+export function credentialInName(name: string): string | undefined {
+  if (!LONG_RUN.test(name)) return undefined;
+  const kept = nameVerdicts.get(name);
+  if (kept !== undefined) return kept ?? undefined;
+  let found: string | undefined;
+  for (const form of new Set([name, name.replace(EXTENSION, '')])) {
+    const present = keywordsPresent(form);
+    const rule = ownMatches(form, true, false, present)[0]?.rule ?? matchRules(form, undefined, true, present)[0]?.rule;
+    found = rule && ruleName(rule);
+    if (found) break;
+  }
+  nameVerdicts.set(name, found ?? null);
+  return found;
+}
+
+/** The first name in a repository path shaped like a credential, and its rule (`credentialInName`). */
+export function credentialInPath(path: string): { name: string; rule: string } | undefined {
+  for (const name of path.split('/')) {
+    const rule = credentialInName(name);
+    if (rule) return { name, rule };
+  }
+  return undefined;
+}
+
+/** A path as it may be shown: each name shaped like a credential with the credential replaced (`tokens/[REDACTED:github-pat].ts`). */
+export function shownPath(path: string): string {
+  return path
+    .split('/')
+    .map((name) => {
+      const rule = credentialInName(name);
+      if (!rule) return name;
+      const redacted = redactSecrets(name);
+      if (redacted !== name) return redacted;
+      const extension = EXTENSION.exec(name)?.[0] ?? '';
+      const stem = redactSecrets(name.slice(0, name.length - extension.length));
+      return stem.includes('[REDACTED:') ? `${stem}${extension}` : `[REDACTED:${rule}]${extension}`;
+    })
+    .join('/');
+}
+
 /** Verdicts `findServedSecret` keeps: a served file's content and path, hashed, to what the rules found. */
 const verdicts = new RecentMap<string, SecretFinding | null>(4096);
 
@@ -178,7 +231,7 @@ export async function findServedSecret(text: string, path: string, sha256 = crea
 }
 
 /** A rule id as people read it: `github-pat`, `private-key`, `aws`. */
-function ruleName(rule: string): string {
+export function ruleName(rule: string): string {
   return rule.replace(/^@secretlint\/secretlint-rule-/, '').replace(/^repodex\//, '');
 }
 
