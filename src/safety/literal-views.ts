@@ -21,6 +21,8 @@ export interface DerivedView {
   readonly text: string;
   /** Sorted by `at`: the view text from `at` on came from `[start, end)` of the original. */
   readonly pieces: readonly { readonly at: number; readonly start: number; readonly end: number }[];
+  /** The view's base64 runs, when they were found already; its byte strings are then judged with the original's (`Derived.bytes`). */
+  readonly runs?: readonly Run[];
 }
 
 /** The original range behind a view offset. */
@@ -67,10 +69,27 @@ function decodeEscapes(body: string): string {
 /** Constants remembered per text at most, and the longest value kept for one. */
 const MAX_CONSTANTS = 4096;
 const MAX_CONSTANT_CHARS = 4096;
-const IDENTIFIER_CHAR = /[\w$]/;
 const IDENTIFIER = /\$?[A-Za-z_]\w*/g;
 /** An interpolation in a template or an interpolated string: `${a}` (JS, TS, Kotlin), `#{a}` (Ruby), `{$a}` (PHP), `{a}` (Python f-strings, C# `$"…"`), `$a` (PHP). */
 const NAMED_INTERPOLATION = /\$\{\s*(\$?[A-Za-z_]\w*)\s*\}|#\{\s*([A-Za-z_]\w*)\s*\}|\{\s*(\$?[A-Za-z_]\w*)\s*\}|(\$[A-Za-z_]\w*)/g;
+
+/** Character classes by code, for the backward scans before every literal (a table lookup, not a regular expression per character). */
+const classTable = (chars: string): Uint8Array => {
+  const table = new Uint8Array(128);
+  for (const char of chars) table[char.charCodeAt(0)] = 1;
+  return table;
+};
+const WORD = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$';
+const IDENTIFIER_CODES = classTable(WORD);
+const STRING_PREFIX_CODES = classTable('rRbBuUfFL@$');
+const BEFORE_VALUE_CODES = classTable(' \t\n\r(');
+const COMPOUND_CODES = classTable('=!<>+-*/%&|^?');
+/** What a declaration's left side may hold: names, types (`&str`, `List<String>`, `char *`), annotations. */
+const LEFT_SIDE_CODES = classTable(`${WORD}<>[]&'*.: \t`);
+const has = (table: Uint8Array, text: string, at: number): boolean => {
+  const code = text.charCodeAt(at);
+  return code < 128 && table[code] === 1;
+};
 
 /**
  * The name a literal starting at `at` is assigned to, read backwards: `name = "…"`, `name := "…"`,
@@ -80,30 +99,39 @@ const NAMED_INTERPOLATION = /\$\{\s*(\$?[A-Za-z_]\w*)\s*\}|#\{\s*([A-Za-z_]\w*)\
  */
 function assignedName(text: string, at: number): string | undefined {
   let i = at - 1;
-  for (let prefix = 0; prefix < 2 && i >= 0 && /[rRbBuUfFL@$]/.test(text[i]!); prefix++) i--;
-  while (i >= 0 && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r' || text[i] === '(')) i--;
+  for (let prefix = 0; prefix < 2 && i >= 0 && has(STRING_PREFIX_CODES, text, i); prefix++) i--;
+  while (i >= 0 && has(BEFORE_VALUE_CODES, text, i)) i--;
   if (i < 0) return undefined;
   if (text[i] !== '=') {
     // `#define NAME "…"`
+    if (!has(IDENTIFIER_CODES, text, i)) return undefined;
     const end = i + 1;
-    while (i >= 0 && IDENTIFIER_CHAR.test(text[i]!)) i--;
-    const name = text.slice(i + 1, end);
+    while (i >= 0 && has(IDENTIFIER_CODES, text, i)) i--;
+    const named = i + 1;
     while (i >= 0 && (text[i] === ' ' || text[i] === '\t')) i--;
-    return name !== '' && text.slice(Math.max(0, i - 6), i + 1).endsWith('define') ? name : undefined;
+    return i >= 5 && text.startsWith('define', i - 5) ? text.slice(named, end) : undefined;
   }
   i--;
   if (i >= 0 && text[i] === ':') i--; // Go's `:=`
-  else if (i >= 0 && /[=!<>+\-*/%&|^?]/.test(text[i]!)) return undefined; // a comparison or a compound assignment
-  const end = i + 1;
+  else if (i >= 0 && has(COMPOUND_CODES, text, i)) return undefined; // a comparison or a compound assignment
+  let end = i + 1;
   let start = end;
-  while (start > 0 && end - start < 80 && /[\w$<>[\]&'*.: \t]/.test(text[start - 1]!)) start--;
-  const left = text.slice(start, end);
-  // A type annotation (`a: string`, `KEY: &str`): the name stands before the colon.
-  const colon = left.search(/[^:]:[^:]/);
-  const named = colon >= 0 ? left.slice(0, colon + 1) : left;
-  const found = named.match(/\$?[A-Za-z_]\w*(?=[\s]*$)/);
-  return found?.[0];
+  while (start > 0 && end - start < 80 && has(LEFT_SIDE_CODES, text, start - 1)) start--;
+  // A type annotation (`a: string`, `KEY: &str`): the name stands before the colon (not `::`).
+  for (let colon = end - 1; colon > start; colon--) {
+    if (text[colon] === ':' && text[colon - 1] !== ':' && text[colon + 1] !== ':') {
+      end = colon;
+      break;
+    }
+  }
+  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  let name = end;
+  while (name > start && has(IDENTIFIER_CODES, text, name - 1)) name--;
+  return name < end && !/[0-9]/.test(text[name]!) ? text.slice(name, end) : undefined;
 }
+
+/** What a gap that may hold constants between literals is made of: names, blanks and joiners (most gaps hold a `(`, `=` or `;`). */
+const CONSTANT_GAP = /^[\s+,.\\$\w]*$/;
 
 /** The values of known constants named in `gap` (between two literals), or undefined when anything else stands there. */
 function constantsIn(gap: string, constants: ReadonlyMap<string, string>): string | undefined {
@@ -129,7 +157,7 @@ function leadingConstants(text: string, at: number, constants: ReadonlyMap<strin
     if (operator) i--;
     while (i >= 0 && (text[i] === ' ' || text[i] === '\t')) i--;
     const end = i + 1;
-    while (i >= 0 && IDENTIFIER_CHAR.test(text[i]!)) i--;
+    while (i >= 0 && has(IDENTIFIER_CODES, text, i)) i--;
     const known = constants.get(text.slice(i + 1, end));
     if (known === undefined || (!operator && round > 0)) break;
     value = known + value;
@@ -184,7 +212,7 @@ export function joinedLiterals(text: string): DerivedView | undefined {
     const near = count > 0 && start - lastEnd <= MAX_GAP;
     const gap = near ? text.slice(lastEnd, start) : '';
     let joined = near && JOINER.test(gap);
-    if (!joined && near && constants.size > 0 && /[A-Za-z_$]/.test(gap)) {
+    if (!joined && near && constants.size > 0 && CONSTANT_GAP.test(gap) && /[A-Za-z_$]/.test(gap)) {
       const between = constantsIn(gap, constants);
       if (between !== undefined) {
         value += between;
@@ -307,7 +335,7 @@ const ESCAPED_BYTES = /(?:\\x[0-9a-fA-F]{2}){16,}/g;
  * Where a list of byte literals may start, looked for before any list is parsed: a `0x` byte,
  * or in decimal the first byte of a DER structure (48) or of PEM text (`-----`: 45).
  */
-const BYTE_LIST_START = /(?:0[xX][0-9a-fA-F]{1,2}(?:_?u8|[uUlL])?|\b(?:48|45))\s*,/g;
+const BYTE_LIST_START = /(?:0[xX][0-9a-fA-F]{1,2}(?:_?u8|[uUlL])?|4[58])\s*,/g;
 
 /**
  * Byte strings a text writes in hex or as byte literals, decoded: hex runs of 64 digits or more
@@ -318,41 +346,61 @@ const BYTE_LIST_START = /(?:0[xX][0-9a-fA-F]{1,2}(?:_?u8|[uUlL])?|\b(?:48|45))\s
  */
 export function byteRuns(text: string, runs: readonly Run[]): ByteRun[] {
   const out: ByteRun[] = [];
-  let budget = MAX_DECODED;
+  const budget = { left: MAX_DECODED };
+  hexRuns(text, runs, budget, out);
+  byteLists(text, budget, out);
+  if (text.includes('\\x')) escapedBytes(text, budget, out);
+  return out;
+}
+
+/** The bytes left to decode in one text, shared by the byte readers. */
+interface Budget {
+  left: number;
+}
+
+/** Base64 runs of hex digits only (an optional `0x` before them), decoded. */
+function hexRuns(text: string, runs: readonly Run[], budget: Budget, out: ByteRun[]): void {
   for (const { start, end } of runs) {
-    if (end - start < MIN_HEX || budget <= 0) continue;
+    if (end - start < MIN_HEX || budget.left <= 0) continue;
     const run = text.slice(start, end);
     if (!HEX_ONLY.test(run)) continue;
     const digits = run.startsWith('0x') || run.startsWith('0X') ? run.slice(2) : run;
-    const bytes = Buffer.from(digits.slice(0, Math.min(digits.length & ~1, budget * 2)), 'hex');
-    budget -= bytes.length;
+    const bytes = Buffer.from(digits.slice(0, Math.min(digits.length & ~1, budget.left * 2)), 'hex');
+    budget.left -= bytes.length;
     out.push({ start, end, bytes });
   }
-  if (text.includes('0x') || text.includes('0X') || text.includes('48,') || text.includes('45,') || text.includes('48 ,') || text.includes('45 ,')) {
-    BYTE_LIST_START.lastIndex = 0;
-    for (let m = BYTE_LIST_START.exec(text); m !== null && budget > 0; m = BYTE_LIST_START.exec(text)) {
-      // A cast before the first byte belongs to it.
-      let from = m.index;
+}
+
+/** Lists of byte literals, each parsed from where one may start (`BYTE_LIST_START`). */
+function byteLists(text: string, budget: Budget, out: ByteRun[]): void {
+  BYTE_LIST_START.lastIndex = 0;
+  for (let m = BYTE_LIST_START.exec(text); m !== null && budget.left > 0; m = BYTE_LIST_START.exec(text)) {
+    // A decimal byte starts a number (`148,` is not 48).
+    if (m[0][0] === '4' && m.index > 0 && /[\w.]/.test(text[m.index - 1]!)) continue;
+    // A cast before the first byte belongs to it.
+    let from = m.index;
+    if (text[from - 1] === ')' || text[from - 2] === ')') {
       const cast = /\(\s*(?:byte|char|uint8_t|u8|sbyte)\s*\)\s*$/.exec(text.slice(Math.max(0, from - 16), from));
       if (cast) from -= cast[0].length;
-      BYTE_LIST.lastIndex = from;
-      const list = BYTE_LIST.exec(text);
-      if (!list) continue;
-      const bytes = Uint8Array.from(list[0].split(',').slice(0, budget), (item) => parseInt(item.replace(/\([^)]*\)|_?u8$|[uUlL]$/g, '').trim()) & 0xff);
-      budget -= bytes.length;
-      out.push({ start: from, end: from + list[0].length, bytes });
-      BYTE_LIST_START.lastIndex = from + list[0].length;
     }
+    BYTE_LIST.lastIndex = from;
+    const list = BYTE_LIST.exec(text);
+    if (!list) continue;
+    const bytes = Uint8Array.from(list[0].split(',').slice(0, budget.left), (item) => parseInt(item.replace(/\([^)]*\)|_?u8$|[uUlL]$/g, '').trim()) & 0xff);
+    budget.left -= bytes.length;
+    out.push({ start: from, end: from + list[0].length, bytes });
+    BYTE_LIST_START.lastIndex = from + list[0].length;
   }
-  if (text.includes('\\x')) {
-    ESCAPED_BYTES.lastIndex = 0;
-    for (let m = ESCAPED_BYTES.exec(text); m !== null && budget > 0; m = ESCAPED_BYTES.exec(text)) {
-      const bytes = Buffer.from(m[0].replace(/\\x/g, ''), 'hex');
-      budget -= bytes.length;
-      out.push({ start: m.index, end: m.index + m[0].length, bytes });
-    }
+}
+
+/** Runs of `\x` escapes, decoded. */
+function escapedBytes(text: string, budget: Budget, out: ByteRun[]): void {
+  ESCAPED_BYTES.lastIndex = 0;
+  for (let m = ESCAPED_BYTES.exec(text); m !== null && budget.left > 0; m = ESCAPED_BYTES.exec(text)) {
+    const bytes = Buffer.from(m[0].replace(/\\x/g, ''), 'hex');
+    budget.left -= bytes.length;
+    out.push({ start: m.index, end: m.index + m[0].length, bytes });
   }
-  return out;
 }
 
 /** The byte runs whose bytes are text (PEM text written in hex, a token as bytes), decoded. */
@@ -387,12 +435,12 @@ export interface Derived {
 export function derive(text: string, runs: readonly Run[] = base64Runs(text)): Derived {
   const views: DerivedView[] = [];
   const joined = joinedLiterals(text);
-  if (joined) views.push(joined);
+  const joinedRuns = joined ? base64Runs(joined.text) : [];
+  if (joined) views.push({ ...joined, runs: joinedRuns });
   const decoded = decodedBase64(text, runs);
   if (decoded) views.push(decoded);
   const bytes = byteRuns(text, runs);
   if (joined) {
-    const joinedRuns = base64Runs(joined.text);
     const inner = decodedBase64(joined.text, joinedRuns);
     if (inner) views.push(through(joined, inner));
     // Byte strings split over joined literals (`"2d2d2d…" +`), unless the text had them whole.

@@ -20,7 +20,7 @@ export interface OwnRule {
   /** Global: redaction replaces every match. */
   readonly pattern?: RegExp;
   /** A judge for each match of `pattern`: false lets it go. */
-  readonly accept?: (match: RegExpExecArray) => boolean;
+  readonly accept?: (match: RegExpExecArray, text: string) => boolean;
   /** A parser instead of a pattern. */
   readonly find?: (text: string) => OwnSpan[];
   /** Only for strings that are not files (secretlint, which covers files, cannot run synchronously). */
@@ -102,12 +102,18 @@ export function privateJwks(text: string): OwnSpan[] {
   return out;
 }
 
-/** A Discord bot token: the bot's id in base64, a timestamp, an HMAC. */
-const DISCORD_BOT_TOKEN = /\b([MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g;
+/**
+ * A Discord bot token: the bot's id in base64, a timestamp, an HMAC. (Led by its first letter, not
+ * `\b`: a pattern led by a word boundary is tried at every character; `isDiscordId` checks it.)
+ */
+const DISCORD_BOT_TOKEN = /([MNO][A-Za-z0-9_-]{23,27})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g;
 
-/** True when a Discord token's first part is a snowflake id in base64 (17 to 20 digits): what sets it apart from any three dotted words. */
-function isDiscordId(match: RegExpExecArray): boolean {
-  return /^\d{17,20}$/.test(Buffer.from(match[1]!, 'base64url').toString('latin1'));
+/**
+ * True when a Discord token starts a word and its first part is a snowflake id in base64 (17 to
+ * 20 digits): what sets it apart from any three dotted words.
+ */
+function isDiscordId(match: RegExpExecArray, text: string): boolean {
+  return !/[A-Za-z0-9_-]/.test(text[match.index - 1] ?? ' ') && /^\d{17,20}$/.test(Buffer.from(match[1]!, 'base64url').toString('latin1'));
 }
 
 /**
@@ -169,7 +175,7 @@ export function ownMatches(text: string, first: boolean, strings: boolean, prese
     const pattern = rule.pattern!;
     pattern.lastIndex = 0;
     for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-      if (rule.accept && !rule.accept(m)) continue;
+      if (rule.accept && !rule.accept(m, text)) continue;
       out.push({ rule: rule.id, start: m.index, end: m.index + m[0].length });
       if (first) return out;
     }

@@ -82,7 +82,7 @@ function directMatches(text: string, path: string | undefined, first: boolean, s
 const KEY_MATERIAL = 'repodex/private-key';
 
 function viewMatches(view: DerivedView, path: string | undefined, first: boolean, strings: boolean): Span[] {
-  return directMatches(view.text, path, first, strings).map((span) => ({ rule: span.rule, ...originOf(view, span.start) }));
+  return directMatches(view.text, path, first, strings, view.runs).map((span) => ({ rule: span.rule, ...originOf(view, span.start) }));
 }
 
 /**

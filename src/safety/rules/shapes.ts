@@ -125,7 +125,8 @@ export const KEYWORD_RULES: Readonly<Record<string, Bare | Keep>> = {
   'lob-pub-api-key': { bare: String.raw`\b((?:test|live)_pub_[a-f0-9]{31})${END}`, flags: 'i', keywords: ['test_pub', 'live_pub'], entropy: 3 },
   'looker-client-id': { keep: ALNUM },
   'looker-client-secret': { keep: ALNUM },
-  'mailchimp-api-key': { bare: String.raw`\b([a-f0-9]{32}-us\d\d)${END}`, flags: 'i', keywords: ['-us'], entropy: 3 },
+  // Led by its literal, the hex before it read behind: a pattern led by 32 hex digits is tried at every letter.
+  'mailchimp-api-key': { bare: String.raw`-us\d\d(?<=\b([a-f0-9]{32}-us\d\d))${END}`, flags: 'i', keywords: ['-us'], entropy: 3 },
   'mailgun-private-api-token': { keep: '`key-` and 32 hex digits is how caches and lists name things after an MD5' },
   'mailgun-pub-key': { bare: String.raw`\b(pubkey-[a-f0-9]{32})${END}`, flags: 'i', keywords: ['pubkey-'], entropy: 3 },
   'mailgun-signing-key': { keep: HEX },
@@ -180,7 +181,8 @@ export const KEYWORD_RULES: Readonly<Record<string, Bare | Keep>> = {
 /** Rules whose pattern needs no keyword but whose keyword is no part of the token: the token's own literal as a keyword too. */
 export const TOKEN_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
   'airtable-personnal-access-token': ['pat'],
-  'facebook-access-token': ['|', '%'],
+  // An app id's last two digits and the `|` (or `%7C`) before the secret.
+  'facebook-access-token': Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0')).flatMap((digits) => [`${digits}|`, `${digits}%7c`]),
 };
 
 /**
@@ -198,8 +200,9 @@ const allow = (target: string, ...sources: readonly string[]): AllowlistData => 
 
 /**
  * repodex's own rules in gitleaks' form:
- * - a password or secret assigned to a name that says so, whatever characters it holds (Django's
- *   `SECRET_KEY = 'j#x8$f!2…'`, `spring.datasource.password=…`): gitleaks' generic rule reads
+ * - a password or secret assigned to a name that says so (`…secret`, `…secret_key`, `…password`,
+ *   `…pwd`, `…passphrase`), whatever characters it holds (Django's `SECRET_KEY = 'j#x8$f!2…'`,
+ *   `spring.datasource.password=…`): gitleaks' generic rule reads
  *   only values of letters, digits and `_ . = -`; this one reads the others, quoted or to the end
  *   of the line, when they hold letters and digits, are random enough and are no placeholder;
  * - Django's generated `django-insecure-` keys, wherever they stand;
@@ -210,9 +213,9 @@ const allow = (target: string, ...sources: readonly string[]): AllowlistData => 
 export const REPODEX_RULES: readonly RuleData[] = [
   {
     id: 'repodex/secret-assignment',
-    source: String.raw`(?:secret(?:_?key(?:_?base)?)?|passw(?:or)?d|pwd|passphrase|(?:api|app|private|signing|encryption|master)_?key)["']?[ \t]*(?:=|:=|=>|:|\?=)[ \t]*(?:[rbuf]{1,2}(?=["']))?(?:"([a-z0-9!@#$%^&*()_=+\-~.]{12,200})"|'([a-z0-9!@#$%^&*()_=+\-~.]{12,200})'|\x60([a-z0-9!@#$%^&*()_=+\-~.]{12,200})\x60|([a-z0-9!@#$%^&*()_=+\-~.]{12,200})(?=[ \t]*(?:[;,#\r\n]|$)))`,
+    source: String.raw`(?:secret(?:_?key(?:_?base)?)?|passw(?:or)?d|pwd|passphrase)["']?[ \t]*(?:=|:=|=>|:|\?=)[ \t]*(?:[rbuf]{1,2}(?=["']))?(?:"([a-z0-9!@#$%^&*()_=+\-~.]{12,200})"|'([a-z0-9!@#$%^&*()_=+\-~.]{12,200})'|\x60([a-z0-9!@#$%^&*()_=+\-~.]{12,200})\x60|([a-z0-9!@#$%^&*()_=+\-~.]{12,200})(?=[ \t]*(?:[;,#\r\n]|$)))`,
     flags: 'i',
-    keywords: ['secret', 'passw', 'pwd', 'passphrase', 'api_key', 'apikey', 'app_key', 'appkey', 'private_key', 'privatekey', 'signing_key', 'signingkey', 'encryption_key', 'encryptionkey', 'master_key', 'masterkey'],
+    keywords: ['secret', 'passw', 'pwd', 'passphrase'],
     entropy: 3.5,
     allowlists: [
       // Letters, digits and `_ . = -` only: gitleaks' generic rule judges those.
