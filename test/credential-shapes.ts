@@ -176,10 +176,17 @@ export function openSshKey(): string[] {
   return ['-----BEGIN OPENSSH PRIVATE KEY-----', ...(body.match(/.{1,70}/g) ?? []), '-----END OPENSSH PRIVATE KEY-----'];
 }
 
-/** An armoured OpenPGP private key block: a version 4 RSA secret-key packet (old format, tag 5), random bytes after its header. */
+/**
+ * An armoured OpenPGP private key block: a version 4 RSA secret-key packet (old format, tag 5)
+ * made now, a 2048-bit modulus MPI of random bytes, random bytes after it.
+ */
 export function pgpKey(): string[] {
   const length = 900;
-  const packet = Buffer.concat([Buffer.from([0x95, length >> 8, length & 0xff, 4]), randomBytes(4), Buffer.from([1]), randomBytes(length - 6)]);
+  const created = Buffer.alloc(4);
+  created.writeUInt32BE(Math.floor(Date.now() / 1000));
+  const modulus = randomBytes(256);
+  modulus[0]! |= 0x80;
+  const packet = Buffer.concat([Buffer.from([0x95, length >> 8, length & 0xff, 4]), created, Buffer.from([1, 0x08, 0x00]), modulus, randomBytes(length - 9 - modulus.length)]);
   const body = packet.toString('base64');
   return ['-----BEGIN PGP PRIVATE KEY BLOCK-----', '', ...(body.match(/.{1,64}/g) ?? []), `=${randomOf(ALNUM, 4)}`, '-----END PGP PRIVATE KEY BLOCK-----'];
 }

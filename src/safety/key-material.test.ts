@@ -39,7 +39,7 @@ describe('private keys by their structure', () => {
     }
     for (const der of certificates) expect(isKeyMaterial(der)).toBe(false);
     let found = 0;
-    for (let i = 0; i < 20_000; i++) if (isKeyMaterial(randomBytes(48))) found++;
+    for (let i = 0; i < 200_000; i++) if (isKeyMaterial(randomBytes(48))) found++;
     expect(found).toBe(0);
   });
 
@@ -47,8 +47,9 @@ describe('private keys by their structure', () => {
     expect(isKeyMaterial(Buffer.from(openSshKey().slice(1, -1).join(''), 'base64'))).toBe(true);
     const pgp = Buffer.from(pgpKey().slice(2, -2).join(''), 'base64');
     expect(isPgpSecretKey(pgp)).toBe(true);
-    // The same packet as a public key (tag 6: 0x99).
+    // The same packet as a public key (tag 6: 0x99), or with a modulus whose first byte does not match its bit count.
     expect(isPgpSecretKey(Buffer.from([0x99, ...pgp.subarray(1)]))).toBe(false);
+    expect(isPgpSecretKey(Buffer.from([...pgp.subarray(0, 11), 0x01, ...pgp.subarray(12)]))).toBe(false);
   });
 
   it('finds a key body in a text whatever surrounds it: a PEM line, after an escaped line end, hex, byte literals', () => {

@@ -95,13 +95,29 @@ export function isPrivateKeyDer(bytes: Uint8Array): boolean {
 const OPENSSH_MAGIC = [...Buffer.from('openssh-key-v1\0', 'latin1')];
 /** The magic in base64, as a key file's body begins. */
 const OPENSSH_MAGIC_BASE64 = 'b3BlbnNzaC1rZXktdjE';
-/** OpenPGP public-key algorithm ids (RFC 9580 §9.1). */
-const PGP_ALGORITHMS = new Set([1, 2, 3, 16, 17, 18, 19, 20, 22, 25, 26, 27, 28]);
+/** OpenPGP algorithms whose keys are MPIs (RSA, Elgamal, DSA) and those whose keys start with a curve OID (ECDH, ECDSA, EdDSA), RFC 9580 §9.1. */
+const PGP_MPI_ALGORITHMS = new Set([1, 2, 3, 16, 17]);
+const PGP_CURVE_ALGORITHMS = new Set([18, 19, 22]);
+/** RFC 9580's fixed-size key algorithms (X25519, X448, Ed25519, Ed448) in version 6 keys, and the size of their public keys. */
+const PGP_FIXED_ALGORITHMS = new Map([
+  [25, 32],
+  [26, 56],
+  [27, 32],
+  [28, 57],
+]);
+/** The longest secret-key packet (a 16384-bit RSA key's is about 9 KB). */
+const PGP_LONGEST = 1 << 16;
+/** Key creation times a real key has: 1990 to 2100. */
+const PGP_EARLIEST = 0x25800000;
+const PGP_LATEST = 0xf4865700;
+
+const uint32 = (bytes: Uint8Array, at: number): number => (((bytes[at] ?? 0) << 24) >>> 0) + ((bytes[at + 1] ?? 0) << 16) + ((bytes[at + 2] ?? 0) << 8) + (bytes[at + 3] ?? 0);
 
 /**
- * True when `bytes` start with an OpenPGP secret-key packet (tag 5, old or new format) of key
- * version 4, 5 or 6 and a known algorithm, 64 bytes long or more: an armoured private key block's
- * body. (A public key block starts with tag 6.)
+ * True when `bytes` start with an OpenPGP secret-key packet (tag 5, old or new format), 64 bytes
+ * to 64 KB long: version 4 (or 5, 6 with its key-material length), a creation time between 1990
+ * and 2100, and public key material of its algorithm's form — an MPI whose bit count matches its
+ * first byte and the packet's length, or a curve OID. (A public key block starts with tag 6.)
  */
 export function isPgpSecretKey(bytes: Uint8Array): boolean {
   const first = bytes[0];
@@ -113,7 +129,7 @@ export function isPgpSecretKey(bytes: Uint8Array): boolean {
     const octet = bytes[1] ?? 0;
     if (octet < 192) [at, length] = [2, octet];
     else if (octet < 224) [at, length] = [3, ((octet - 192) << 8) + (bytes[2] ?? 0) + 192];
-    else if (octet === 255) [at, length] = [6, ((bytes[2] ?? 0) << 24) | ((bytes[3] ?? 0) << 16) | ((bytes[4] ?? 0) << 8) | (bytes[5] ?? 0)];
+    else if (octet === 255) [at, length] = [6, uint32(bytes, 2)];
     else return false;
   } else {
     if (((first >> 2) & 0x0f) !== 5) return false;
@@ -124,7 +140,30 @@ export function isPgpSecretKey(bytes: Uint8Array): boolean {
     for (let i = 1; i < at; i++) length = length * 256 + (bytes[i] ?? 0);
   }
   const version = bytes[at];
-  return length >= 64 && (version === 4 || version === 5 || version === 6) && PGP_ALGORITHMS.has(bytes[at + 5] ?? -1);
+  const time = uint32(bytes, at + 1);
+  const algorithm = bytes[at + 5] ?? -1;
+  if (length < 64 || length > PGP_LONGEST || time < PGP_EARLIEST || time > PGP_LATEST) return false;
+  let key = at + 6;
+  if (version === 5 || version === 6) {
+    const material = uint32(bytes, key);
+    if (material < 32 || material > length) return false;
+    key += 4;
+    const fixed = PGP_FIXED_ALGORITHMS.get(algorithm);
+    if (fixed !== undefined) return version === 6 && material === fixed;
+  } else if (version !== 4) {
+    return false;
+  }
+  if (PGP_MPI_ALGORITHMS.has(algorithm)) {
+    const bits = ((bytes[key] ?? 0) << 8) | (bytes[key + 1] ?? 0);
+    const top = bytes[key + 2] ?? 0;
+    // An MPI's first byte holds exactly its top bit; a secret key packet holds several numbers that size.
+    return bits >= 512 && bits <= 16_384 && top >> ((bits - 1) % 8) === 1 && length >= (3 * bits) / 8;
+  }
+  if (PGP_CURVE_ALGORITHMS.has(algorithm)) {
+    const oid = bytes[key] ?? 0;
+    return oid >= 3 && oid <= 10 && (bytes[key + 1] === 0x2b || bytes[key + 1] === 0x2a);
+  }
+  return false;
 }
 
 /** True when bytes (decoded from base64, hex or byte literals) begin a private key. */
