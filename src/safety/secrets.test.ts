@@ -173,6 +173,11 @@ describe('findSecret: credentials by shape, not by list', () => {
       expect(await rule(doc, 'docs/connect.md'), password).toBeUndefined();
     }
     expect(await rule('AMQP_URL = "amqp://guest:guest@localhost:5672//"\n', 'conf.py')).toBeUndefined();
+    // secretlint's own URL rules (HTTP basic auth, database URLs) are judged the same way.
+    for (const example of ['proxy = "http://user:pass@httpbin.org"', "url = 'mongodb://uuuu:pwpw@hostname.dom/database'", 'DATABASE_URL=postgres://postgres:postgres@localhost:5432/test']) {
+      expect(await rule(`${example}\n`, 'tests/test_utils.py'), example).toBeUndefined();
+    }
+    for (const scheme of ['https', 'mongodb+srv', 'postgres', 'mysql']) expect(await rule(`URL = "${urlWithPassword(scheme).value}"\n`, 'app/db.py'), scheme).toBeDefined();
   });
 
   it('finds private keys in every encoding a source file can hold them', async () => {
@@ -303,6 +308,11 @@ describe('redactSecrets', () => {
     }
     const pasted = redactSecrets(`see ${lines.join('\n')} and also the webhook https://discord.com/api/webhooks/123456789012345678/${'Xa9bQ2cR7dS4eT1fU8gV5hW3iX6jY0kZ-LmNoPqRsTuVwXyZaBcDeFgHiJkLmNoPqRsTuVwX'}`);
     expect(pasted).toMatch(/^see \[REDACTED:private-key\] and also the webhook https:\/\/discord\.com\/api\/webhooks\/\[REDACTED:discord-webhook\]$/);
+  });
+
+  it('redacts a credential in a file name the rules find only without its extension (a path in a request)', () => {
+    const token = `npm_${'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8'}`;
+    expect(redactSecrets(`open keys/${token}.py --end 3`)).toBe('open keys/[REDACTED:npm-access-token].py --end 3');
   });
 
   it('answers a string again the same way, and redacts a credential every time it comes', () => {

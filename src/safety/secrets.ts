@@ -3,7 +3,7 @@ import { RecentMap } from '../core/recent-map.js';
 import presetPackage from '@secretlint/secretlint-rule-preset-recommend/package.json' with { type: 'json' };
 import { findKeyMaterial } from './key-material.js';
 import { type ByteRun, type DerivedView, type Run, base64Runs, byteRuns, derive, originOf } from './literal-views.js';
-import { ownMatches } from './own-rules.js';
+import { ownMatches, urlPasswords } from './own-rules.js';
 import { GITLEAKS_VERSION, keywordsPresent, matchRules, pathClass } from './rule-set.js';
 
 /**
@@ -105,6 +105,13 @@ function synchronousMatches(text: string, path: string | undefined, first: boole
 }
 
 type Lint = (text: string, path: string) => Promise<{ ruleId: string; offset: number }[]>;
+
+/**
+ * secretlint's rules for passwords in URLs (HTTP basic auth, database connection strings): what
+ * they find is judged again by repodex's own rule for URLs of every scheme (`urlPasswords`), so
+ * `https://user:pass@example.com` in documentation stays visible under every scheme alike.
+ */
+const URL_RULES = new Set(['@secretlint/secretlint-rule-basicauth', '@secretlint/secretlint-rule-database-connection-string']);
 let secretlint: Promise<Lint> | undefined;
 
 /** secretlint, loaded on first use (a search never needs it; the rules are a few hundred kB of code). */
@@ -135,7 +142,7 @@ function loadSecretlint(): Promise<Lint> {
         // maskSecrets: even a message that escaped into a log would not carry the secret.
         options: { config, maskSecrets: true, noPhysicFilePath: true },
       });
-      return result.messages.map((message) => ({ ruleId: message.ruleId, offset: message.range[0] }));
+      return result.messages.filter((message) => !URL_RULES.has(message.ruleId) || urlPasswords(text.slice(message.range[0], message.range[1])).length > 0).map((message) => ({ ruleId: message.ruleId, offset: message.range[0] }));
     };
   })();
   return secretlint;
@@ -266,6 +273,7 @@ function redact(text: string): string {
   const spans = synchronousMatches(text, undefined, false, true).map((span) =>
     isKeyRule(span.rule) ? { rule: 'repodex/private-key', ...keyBlock(text, span.start, span.end) } : { ...span, end: tokenEnd(text, span.end) },
   );
+  spans.push(...namedCredentials(text));
   if (spans.length === 0) return text;
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = '';
@@ -276,6 +284,24 @@ function redact(text: string): string {
     at = span.end;
   }
   return out + text.slice(at);
+}
+
+/** What stands between the names of a path or the words of a line. */
+const NAME_PIECE = /[^\s/\\'"`,;:=()<>[\]{}|]{16,}/g;
+
+/**
+ * Credentials a name holds that the rules find only in the name without its extension
+ * (`keys/npm_….py` in a request to open it, kept in the audit log): the name's stem.
+ */
+function namedCredentials(text: string): Span[] {
+  const out: Span[] = [];
+  if (!LONG_RUN.test(text)) return out;
+  NAME_PIECE.lastIndex = 0;
+  for (let m = NAME_PIECE.exec(text); m !== null; m = NAME_PIECE.exec(text)) {
+    const rule = credentialInName(m[0]);
+    if (rule) out.push({ rule, start: m.index, end: m.index + m[0].replace(EXTENSION, '').length });
+  }
+  return out;
 }
 
 /** True for the rules that find private keys (by a marker, by content, PuTTY's): what is cut is the whole key block. */
