@@ -1,4 +1,3 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -22,6 +21,7 @@ import {
   urlWithPassword,
 } from '../credential-shapes.js';
 import { TOKEN_SHAPES, randomOf } from '../credentials.js';
+import { JsonlSession } from '../jsonl-session.js';
 import { CLI, committedRepo, git, runCli, tempDir } from '../helpers.js';
 import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
 
@@ -240,38 +240,6 @@ function wordGroups(): string[][] {
   return groups;
 }
 
-/** A `serve --stdio` session: one request line in, one response line out. */
-class JsonlSession {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private buffer = '';
-  private readonly waiting: ((line: string) => void)[] = [];
-
-  constructor(repo: string) {
-    this.child = spawn(process.execPath, [CLI, 'serve', '--stdio', '--root', repo], { env: { ...process.env, NO_COLOR: '1', REPODEX_DAEMON: '0' } });
-    this.child.stdout.setEncoding('utf8');
-    this.child.stdout.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      for (let newline = this.buffer.indexOf('\n'); newline >= 0; newline = this.buffer.indexOf('\n')) {
-        const line = this.buffer.slice(0, newline);
-        this.buffer = this.buffer.slice(newline + 1);
-        this.waiting.shift()?.(line);
-      }
-    });
-  }
-
-  request(body: Record<string, unknown>): Promise<string> {
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.child.stdin.write(`${JSON.stringify(body)}\n`);
-    });
-  }
-
-  async close(): Promise<void> {
-    this.child.stdin.end();
-    await new Promise((resolve) => this.child.once('exit', resolve));
-  }
-}
-
 /** The MCP tools every MCP channel is asked: searches, opens, outlines, both listings, a bundle, the audit log. */
 async function askMcp(channel: string, call: (name: string, args: Record<string, unknown>) => Promise<Json>): Promise<void> {
   const record = async (name: string, args: Record<string, unknown>, carried?: string): Promise<Json> => {
@@ -323,7 +291,7 @@ beforeAll(async () => {
   cli(['search', pasted], pasted);
 
   // JSONL: every op.
-  const session = new JsonlSession(root);
+  const session = new JsonlSession(root, { REPODEX_DAEMON: '0' });
   try {
     let id = 0;
     const ask = async (body: Record<string, unknown>, carried?: string): Promise<Json> => {
