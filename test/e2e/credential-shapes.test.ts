@@ -438,9 +438,9 @@ describe.each(testBackends())('credential shapes over HTTP on the $name store', 
     expect(await server.stop()).toBe(0);
   });
 
-  it.skipIf(backend.missing !== undefined)('answers nothing of any credential over HTTP or MCP over HTTP, and keeps none in its files', () => {
+  it.skipIf(backend.missing !== undefined)('answers nothing of any credential over HTTP or MCP over HTTP, and keeps none in its files or its log', () => {
     const kept = [...filesUnder(dataDir), ...filesUnder(join(root, '.repodex'))].map(({ path, text }) => ({ where: path, text }));
-    expect(leaks([...http, ...kept])).toEqual([]);
+    expect(leaks([...http, ...kept, { where: 'the server log', text: server.stderr() }])).toEqual([]);
   });
 
   it.skipIf(backend.missing !== undefined)('lists what is withheld as the CLI does', () => {
