@@ -90,7 +90,7 @@ const JWK_PRIVATE_MEMBER = /["']?\b(?:d|p|q|dp|dq|qi|k)["']?\s*:\s*["']([A-Za-z0
 const JWK_REACH = 2048;
 
 /** Private and secret JSON Web Keys: a private member near a `kty`. */
-export function privateJwks(text: string): OwnSpan[] {
+function privateJwks(text: string): OwnSpan[] {
   const out: OwnSpan[] = [];
   for (let at = text.indexOf('kty'); at >= 0; at = text.indexOf('kty', at + 3)) {
     if (!/^kty["']?\s*:/.test(text.slice(at, at + 8))) continue;
