@@ -49,5 +49,11 @@ export const FORMAT_VERSION = 5;
  *       (engine/purge.ts) and the previous generation is not kept.
  *   7 — a Vault token whose first 24 characters are letters is a credential (an allowlist meant
  *       for the legacy `s.` form let it through: safety/rule-set.ts, CORRECTED).
+ *   8 — credentials by shape (SECRET_RULES_VERSION repodex-4): private keys by their content (DER
+ *       in base64, hex, byte literals or escapes; OpenSSH, OpenPGP, PuTTY, JWK, .NET XML, text
+ *       dumps), whatever their markers; passwords in URLs of any scheme; tokens whose shape needs
+ *       no keyword found without it; secrets assigned with any characters (Django's SECRET_KEY);
+ *       constants resolved in joined literals; files and folders named like a credential left
+ *       out. Older data on disk is purged again (engine/purge.ts).
  */
-export const FEATURE_VERSION = 7;
+export const FEATURE_VERSION = 8;

@@ -27,7 +27,7 @@ import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
 import { type CatalogView, type ChunkVectors, type HeldLock, type IndexMeta, type IndexStore, type IndexView, isIndexView } from '../store/backend.js';
 import { type RepoContext, loadContext } from './context.js';
 import { type FetchedChunks, MAX_FETCH_LINES, fetchChunks } from './fetch.js';
-import { type FileList, listFiles } from './files.js';
+import { type FileList, listBlocked, listFiles } from './files.js';
 import { type OpenReport, openFile } from './open.js';
 import { type PresentedHit, presentHits } from './present.js';
 import { type OutlineReport, outlineFile } from './outline.js';
@@ -995,15 +995,20 @@ export class Engine {
   }
 
   /** Catalogued files (indexed and skipped), optionally filtered by a glob. */
-  async files(glob: string | undefined, limit: number, includeHidden = false, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
-    return this.again(() => this.filesOnce(glob, limit, includeHidden, onEvent));
+  /** The catalogued files; with `blocked`, what is withheld as a secret instead, each with why (`listBlocked`). */
+  async files(glob: string | undefined, limit: number, includeHidden = false, onEvent?: (event: SyncEvent) => void, blocked = false): Promise<FilesReport> {
+    return this.again(() => this.filesOnce(glob, limit, includeHidden, onEvent, blocked));
   }
 
-  private async filesOnce(glob: string | undefined, limit: number, includeHidden: boolean, onEvent?: (event: SyncEvent) => void): Promise<FilesReport> {
+  private async filesOnce(glob: string | undefined, limit: number, includeHidden: boolean, onEvent: ((event: SyncEvent) => void) | undefined, blocked: boolean): Promise<FilesReport> {
     const { view, synced, warnings, freshness } = await this.fresh(onEvent);
     // Answered from the catalog in memory: never from a generation another process has replaced.
     await view.ensureCurrent();
-    return { ...listFiles(view, glob, limit, includeHidden), generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
+    const ctx = this.context();
+    const list = blocked
+      ? await listBlocked(view, { root: ctx.paths.root, config: ctx.loaded.config, denylist: ctx.denylist, limits: readLimitsOf(ctx) }, glob, limit)
+      : listFiles(view, glob, limit, includeHidden);
+    return { ...list, generation: view.meta.generation, freshness, ...(synced ? { synced } : {}), warnings };
   }
 
   /**

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { checkJsonBytes, checkedJsonText, readCheckedJson } from '../core/checked-json.js';
 import { errorMessage, isRepodexError } from '../core/errors.js';
-import { redactSecrets } from '../safety/secrets.js';
+import { credentialInPath, redactSecrets } from '../safety/secrets.js';
 import type { ControlPlane, PartCheck } from '../store/control.js';
 import { queryTerms } from '../text/tokenizer.js';
 
@@ -172,7 +172,8 @@ async function isAncestor(root: string, ancestor: string, head: string): Promise
 
 /**
  * Commits of a range, newest first: each subject (credentials in it replaced by `[REDACTED:rule]`:
- * subjects are stored in history.json and their terms in the index) with the paths it touched.
+ * subjects are stored in history.json and their terms in the index) with the paths it touched,
+ * but for paths with a name shaped like a credential (never indexed, so never named on disk).
  */
 async function gitLog(root: string, range: readonly string[]): Promise<{ subject: string; paths: string[] }[]> {
   const { stdout } = await run('git', ['-C', root, '-c', 'core.quotePath=false', 'log', '--no-merges', '--no-renames', '--relative', '--format=%x00%s', '--name-only', ...range, '--'], {
@@ -182,7 +183,7 @@ async function gitLog(root: string, range: readonly string[]): Promise<{ subject
   const commits: { subject: string; paths: string[] }[] = [];
   for (const block of stdout.split('\0').slice(1)) {
     const [subject = '', ...paths] = block.split('\n');
-    commits.push({ subject: redactSecrets(subject.trim()), paths: paths.filter((path) => path !== '') });
+    commits.push({ subject: redactSecrets(subject.trim()), paths: paths.filter((path) => path !== '' && credentialInPath(path) === undefined) });
   }
   return commits;
 }

@@ -42,7 +42,8 @@ export async function checkSecretRulesMarker(control: ControlPlane): Promise<Par
  * its rules let through, and that the index rebuild (FEATURE_VERSION) does not rewrite by itself:
  * - the audit log: every string in every entry's arguments is redacted (`redactSecrets`);
  * - the last bundle: deleted (a bundle quotes code, perhaps of files now refused);
- * - the kept history: deleted, rebuilt from git with subjects redacted;
+ * - the kept history: deleted, rebuilt from git with subjects redacted (and without the paths
+ *   whose names are shaped like a credential);
  * - the builtin embedder's table: deleted, so it is learned again from the
  *   chunks the index now holds, without the vocabulary of files now blocked.
  * (The parse cache's outcomes are keyed by the rules version, so none made under older rules is

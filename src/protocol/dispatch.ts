@@ -27,7 +27,7 @@ const HANDLERS: { readonly [O in Op]: Handler<O> } = {
   fetch: (engine, request, options) => engine.fetch(request.ids, request.max_lines ?? DEFAULTS.max_lines, options.onEvent),
   open: async (engine, request) => engine.open(request.path, request.start_line, request.end_line),
   outline: (engine, request) => engine.outline(request.path),
-  files: (engine, request, options) => engine.files(request.glob, request.limit ?? DEFAULTS.files_limit, request.include_hidden === true, options.onEvent),
+  files: (engine, request, options) => engine.files(request.glob, request.limit ?? DEFAULTS.files_limit, request.include_hidden === true, options.onEvent, request.blocked === true),
   bundle: async (engine, request, options) => {
     const report = await engine.bundle({ prompt: request.prompt, max_files: request.max_files, max_lines: request.max_lines, include_tests: request.include_tests }, options.onEvent);
     const note = capNote(request.max_files, report.budget.max_files, 'files', 'a bundle cites', 'max_bundle_files');

@@ -225,9 +225,25 @@ export const OutlineResponse = z.union([
 ]);
 
 export const FilesResponse = z.object({
-  files: z.array(z.object({ path: z.string(), size: z.number(), mtime: z.string(), language: z.string(), state: z.string(), chunks: z.int() })),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      size: z.number(),
+      mtime: z.string(),
+      language: z.string(),
+      state: z.string(),
+      chunks: z.int(),
+      // Only in a listing of what is withheld (`blocked`): why, and what matched.
+      reason: z.optional(z.string()),
+      rule: z.optional(z.string()),
+      line: z.optional(z.int()),
+      pattern: z.optional(z.string()),
+    }),
+  ),
   total: z.int(),
   truncated: z.boolean(),
+  /** Present and true when the listing is of what is withheld as a secret. */
+  blocked: z.optional(z.literal(true)),
   generation: z.int(),
   freshness: FreshnessSchema,
   synced: z.optional(SyncResponse),

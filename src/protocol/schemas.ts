@@ -111,7 +111,7 @@ export const OutlineRequest = z.strictObject({
   path: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(4096, 'must be at most 4096 characters')),
 });
 
-/** `files`: catalogued files, optionally filtered by glob. */
+/** `files`: catalogued files, optionally filtered by glob; or what is withheld as a secret. */
 export const FilesRequest = z.strictObject({
   op: z.literal('files'),
   id: requestId,
@@ -119,6 +119,8 @@ export const FilesRequest = z.strictObject({
   limit: z.optional(cappedCount(MAX_FILES_LIMIT)),
   /** List files and folders whose name starts with "." too (default false). */
   include_hidden: z.optional(z.boolean()),
+  /** List instead what is withheld as a secret (hidden ones too), each with why: a credential in its text (rule, line), a secret file name, a name shaped like a credential. */
+  blocked: z.optional(z.boolean()),
 });
 
 /** `bundle`: a context bundle for a task prompt (SPEC §5). */

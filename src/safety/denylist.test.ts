@@ -53,4 +53,17 @@ describe('Denylist', () => {
     expect(denylist.blocks('src/a\\b.ts')).toBe(true);
     expect(denylist.matches('a/b.ts')).toBe(false);
   });
+
+  it('leaves out a file or folder whose name is shaped like a credential, at any depth, and says why', () => {
+    const denylist = new Denylist();
+    const token = `ghp_${'Rk8Zw4Yb6NcP1dF5gJ7sQwEhT0uV3xY5zA1b'}`;
+    for (const path of [`tokens/${token}.ts`, `${token}/index.ts`, `a/b/${token}`, `keys/AKIA${'Q3EGRIPLXKDBWQ7Z'}.json`]) {
+      expect(denylist.blocks(path), path).toBe(true);
+      expect(denylist.why(path)?.kind, path).toBe('credential-name');
+    }
+    expect(denylist.matches(`tokens/${token}.ts`)).toBe(true);
+    expect(denylist.why('.env')).toEqual({ kind: 'secret-name', pattern: '.env' });
+    expect(denylist.why('a\\b.ts')).toEqual({ kind: 'backslash' });
+    expect(denylist.why('src/index.ts')).toBeUndefined();
+  });
 });

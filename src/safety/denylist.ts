@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import { RecentMap } from '../core/recent-map.js';
+import { credentialInName } from './secrets.js';
 
 /**
  * Paths never indexed and never read, whatever the config says (SPEC §8): env files and their
@@ -57,7 +58,19 @@ function anyOf(globs: readonly string[]): { test(text: string): boolean } {
   return new RegExp(globs.map((glob) => picomatch.makeRe(glob, { dot: true, nocase: true }).source).join('|'), 'i');
 }
 
-/** Decides whether a repository-relative path is a secret that must never be indexed or served. */
+/**
+ * Why a path is left out for its names: a name on the denylist (`pattern`), a name shaped like a
+ * credential (`rule`: `tokens/ghp_….ts`), or a name holding a backslash.
+ */
+export type NameBlock =
+  | { readonly kind: 'secret-name'; readonly pattern: string }
+  | { readonly kind: 'credential-name'; readonly rule: string }
+  | { readonly kind: 'backslash' };
+
+/**
+ * Decides whether a repository-relative path is a secret that must never be indexed or served:
+ * a name on the denylist, or a name shaped like a credential (`credentialInName`), at any depth.
+ */
 export class Denylist {
   readonly patterns: readonly string[];
   private compiled: ((path: string) => boolean) | undefined;
@@ -84,6 +97,18 @@ export class Denylist {
     return this.compiled;
   }
 
+  /** Why a relative path (or a folder above it) is left out for its names, or undefined. */
+  why(path: string): NameBlock | undefined {
+    if (holdsBackslash(path)) return { kind: 'backslash' };
+    const pattern = this.match(path);
+    if (pattern !== undefined) return { kind: 'secret-name', pattern };
+    for (const name of normalizeDenylistPath(path).split('/')) {
+      const rule = credentialInName(name);
+      if (rule) return { kind: 'credential-name', rule };
+    }
+    return undefined;
+  }
+
   /** The first pattern a path (or a folder above it) matches, or undefined. The path is relative. */
   match(path: string): string | undefined {
     const normal = normalizeDenylistPath(path);
@@ -97,16 +122,17 @@ export class Denylist {
   }
 
   /**
-   * True when the walk must leave the path out: its normalised form matches (the walk already
-   * checked its folders on the way down), or a name in it holds a backslash (`holdsBackslash`).
+   * True when the walk must leave the path out: its normalised form matches or its last name is
+   * shaped like a credential (the walk already checked its folders on the way down), or a name in
+   * it holds a backslash (`holdsBackslash`).
    */
   matches(path: string): boolean {
     if (holdsBackslash(path)) return true;
     const normal = normalizeDenylistPath(path);
-    return this.matcher(normal);
+    return this.matcher(normal) || credentialInName(normal.slice(normal.lastIndexOf('/') + 1)) !== undefined;
   }
 
-  /** True when any segment of the normalised path (a folder or the file) is denylisted, or a name holds a backslash (answers are kept). */
+  /** True when any segment of the normalised path (a folder or the file) is denylisted or shaped like a credential, or a name holds a backslash (answers are kept). */
   blocks(path: string): boolean {
     let verdict = this.verdicts.get(path);
     if (verdict === undefined) {
@@ -124,6 +150,6 @@ export class Denylist {
     for (let i = 1; i < segments.length; i++) {
       if (this.matcher(segments.slice(0, i).join('/'))) return true;
     }
-    return false;
+    return segments.some((name) => credentialInName(name) !== undefined);
   }
 }

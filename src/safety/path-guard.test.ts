@@ -145,3 +145,15 @@ describe('ordinary files', () => {
     expect(throughFile.blocked).toBe(false);
   });
 });
+
+describe('PathGuard and names shaped like a credential', () => {
+  it('refuses them without naming the credential', () => {
+    const token = `npm_${'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8'}`;
+    const repo = makeRepo({ [`keys/${token}.json`]: '{}\n' });
+    const refused = refusal(new PathGuard(repo, new Denylist()).check(`keys/${token}.json`));
+    expect(refused.blocked).toBe(true);
+    expect(refused.reason).toBe('keys/[REDACTED:npm-access-token].json has a name shaped like a credential');
+    expect(refused.reason + refused.hint).not.toContain(token.slice(4));
+  });
+});
+

@@ -2,6 +2,7 @@ import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isErrnoException } from '../core/errors.js';
 import { type Denylist, holdsBackslash } from './denylist.js';
+import { shownPath } from './secrets.js';
 
 /** The outcome of checking a requested path: a readable file inside the root, or a refusal that says why. */
 export type GuardedPath =
@@ -86,11 +87,12 @@ export class PathGuard {
       };
     }
     if (this.denylist.blocks(rel)) {
+      const credential = this.denylist.why(rel)?.kind === 'credential-name';
       return {
         ok: false,
         blocked: true,
-        reason: `${rel} matches the secrets denylist`,
-        hint: 'secrets are never indexed or served; read the file yourself if you really need it',
+        reason: credential ? `${shownPath(rel)} has a name shaped like a credential` : `${rel} matches the secrets denylist`,
+        hint: credential ? 'a name that holds a credential is never indexed or served; rename the file' : 'secrets are never indexed or served; read the file yourself if you really need it',
       };
     }
     let real: string;
@@ -101,7 +103,7 @@ export class PathGuard {
       return {
         ok: false,
         blocked: false,
-        reason: missing ? `${shownPath(rel)} does not exist` : `${shownPath(rel)} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        reason: missing ? `${quotedPath(rel)} does not exist` : `${quotedPath(rel)} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
         hint: missing ? 'run `repodex sync` if the file was moved or deleted' : 'check the file permissions',
       };
     }
@@ -119,7 +121,7 @@ export class PathGuard {
       return {
         ok: false,
         blocked: true,
-        reason: `${rel} points at ${realRel}, which matches the secrets denylist`,
+        reason: this.denylist.why(realRel)?.kind === 'credential-name' ? `${rel} points at ${shownPath(realRel)}, whose name is shaped like a credential` : `${rel} points at ${realRel}, which matches the secrets denylist`,
         hint: 'secrets are never indexed or served',
       };
     }
@@ -131,6 +133,6 @@ export class PathGuard {
 }
 
 /** A path as an error shows it: quoted when blanks at either end would otherwise be invisible. */
-function shownPath(rel: string): string {
+function quotedPath(rel: string): string {
   return /^\s|\s$/.test(rel) ? JSON.stringify(rel) : rel;
 }

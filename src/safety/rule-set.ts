@@ -1,4 +1,7 @@
 import data from './rules/gitleaks.json' with { type: 'json' };
+import { shannonEntropy } from './entropy.js';
+import { OWN_ANCHORS } from './own-rules.js';
+import { type AllowlistData, type PatternData, REPODEX_RULES, type RuleData, TOKEN_KEYWORDS, bareRules } from './rules/shapes.js';
 
 /**
  * gitleaks' default rule list, kept as data (`rules/gitleaks.json`, converted from its
@@ -6,7 +9,8 @@ import data from './rules/gitleaks.json' with { type: 'json' };
  * inside), run the way gitleaks runs it: a rule is tried only when one of its keywords occurs in
  * the lower-cased text; a match yields the rule's secret group (or the first non-empty group),
  * which must pass the rule's entropy threshold and not be allowed by the global or the rule's own
- * allowlists (regexes, stop words).
+ * allowlists (regexes, stop words). repodex's additions in the same form (`rules/shapes.ts`) run
+ * alongside: tokens whose shape needs no keyword found without it, and repodex's own rules.
  */
 
 /** Where a rule found a credential: the rule id and the secret's span in the text. */
@@ -16,31 +20,7 @@ export interface RuleMatch {
   readonly end: number;
 }
 
-/** A rule's pattern as the data file keeps it. */
-interface PatternData {
-  readonly source: string;
-  readonly flags: string;
-}
-
-interface AllowlistData {
-  readonly target: string;
-  readonly condition: string;
-  readonly regexes: readonly PatternData[];
-  readonly stopwords: readonly string[];
-  readonly paths: readonly PatternData[];
-}
-
-interface RuleData {
-  readonly id: string;
-  readonly source: string;
-  readonly flags: string;
-  readonly keywords: readonly string[];
-  readonly entropy?: number;
-  readonly secretGroup?: number;
-  readonly path?: PatternData;
-  readonly allowlists?: readonly AllowlistData[];
-  readonly examples?: readonly string[];
-}
+export { shannonEntropy } from './entropy.js';
 
 /** The vendored list's version, part of the secret rules version (a new list rescans every file). */
 export const GITLEAKS_VERSION: string = data.version;
@@ -69,15 +49,27 @@ const CORRECTED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   'vault-service-token': { 's\\.[A-Za-z]{24}': '^s\\.[A-Za-z]{24}$' },
 };
 
-/** The rules as data (for tests: every rule compiles, and its own examples match). */
-export const RULE_DATA: readonly RuleData[] = (data.rules as RuleData[]).map((rule) => {
-  const extra = TIGHTENED[rule.id];
-  const corrected = CORRECTED[rule.id];
-  const allowlists = corrected
-    ? (rule.allowlists ?? []).map((allow) => ({ ...allow, regexes: allow.regexes.map((regex) => ({ ...regex, source: corrected[regex.source] ?? regex.source })) }))
-    : rule.allowlists;
-  return extra || corrected ? { ...rule, allowlists: [...(allowlists ?? []), ...(extra ?? [])] } : rule;
-});
+/** The rules as data (for tests: every rule compiles, and its own examples match): gitleaks' list, then repodex's additions. */
+export const RULE_DATA: readonly RuleData[] = [
+  ...(data.rules as RuleData[]).map((rule) => {
+    const extra = TIGHTENED[rule.id];
+    const corrected = CORRECTED[rule.id];
+    const keywords = TOKEN_KEYWORDS[rule.id];
+    const allowlists = corrected
+      ? (rule.allowlists ?? []).map((allow) => ({ ...allow, regexes: allow.regexes.map((regex) => ({ ...regex, source: corrected[regex.source] ?? regex.source })) }))
+      : rule.allowlists;
+    return {
+      ...rule,
+      ...(extra || corrected ? { allowlists: [...(allowlists ?? []), ...(extra ?? [])] } : {}),
+      ...(keywords ? { keywords: [...rule.keywords, ...keywords] } : {}),
+    };
+  }),
+  ...bareRules(),
+  ...REPODEX_RULES,
+];
+
+/** gitleaks' rules as vendored (for tests: every rule that needs a keyword is decided in `rules/shapes.ts`). */
+export const GITLEAKS_RULE_DATA: readonly RuleData[] = data.rules as RuleData[];
 
 const GLOBAL_ALLOW = {
   regexes: data.global.regexes.map((pattern) => compile(pattern)),
@@ -147,7 +139,8 @@ function rules(): Compiled {
   const byTrigram = new Map<number, string[]>();
   const trigrams = new Uint8Array(TRIGRAM_SPACE);
   const always = new Set<string>();
-  for (const keyword of new Set(list.flatMap((rule) => rule.keywords))) {
+  // repodex's own rules' anchors too: one pass over a text finds what every rule needs (`keywordsPresent`).
+  for (const keyword of new Set([...list.flatMap((rule) => rule.keywords), ...OWN_ANCHORS])) {
     if (keyword.length < 3) {
       always.add(keyword);
       continue;
@@ -230,20 +223,6 @@ function keywordsIn(text: string, index: Compiled): Set<string> {
   return found;
 }
 
-/** Shannon entropy of a string in bits per character, as gitleaks computes it. */
-export function shannonEntropy(text: string): number {
-  if (text.length === 0) return 0;
-  const counts = new Map<string, number>();
-  for (const char of text) counts.set(char, (counts.get(char) ?? 0) + 1);
-  let entropy = 0;
-  const length = [...text].length;
-  for (const count of counts.values()) {
-    const p = count / length;
-    entropy -= p * Math.log2(p);
-  }
-  return entropy;
-}
-
 function containsStopword(secret: string, stopwords: readonly string[]): boolean {
   if (stopwords.length === 0) return false;
   const lower = secret.toLowerCase();
@@ -288,13 +267,21 @@ export function pathClass(path: string): string {
 }
 
 /**
+ * The rule keywords, and the anchors of repodex's own rules (`own-rules.ts`), that occur in
+ * `text`, lower-cased: what decides which rules a text needs.
+ */
+export function keywordsPresent(text: string): ReadonlySet<string> {
+  return keywordsIn(text, rules());
+}
+
+/**
  * The credentials gitleaks' rules find in `text` (a file at `path`, or a string with no path:
  * then rules that apply to some file names only are skipped). Stops at the first one when `first`.
+ * `present`: the text's `keywordsPresent`, when the caller has it.
  */
-export function matchRules(text: string, path: string | undefined, first: boolean): RuleMatch[] {
+export function matchRules(text: string, path: string | undefined, first: boolean, present: ReadonlySet<string> = keywordsPresent(text)): RuleMatch[] {
   if (text.length < 2) return [];
   const index = rules();
-  const present = keywordsIn(text, index);
   const out: RuleMatch[] = [];
   for (const rule of index.rules) {
     if (!rule.keywords.some((keyword) => present.has(keyword))) continue;

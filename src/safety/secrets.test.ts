@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TOKEN_SHAPES, type TokenShape, keyMaterial, pemAsLiterals, privateKeyLines, secretPart } from '../../test/credentials.js';
-import { SECRET_RULES_VERSION, describeSecret, findSecret, findServedSecret, redactSecrets } from './secrets.js';
+import { rootCertificates } from 'node:tls';
+import { generateKeyPairSync } from 'node:crypto';
+import { BARE_TOKENS, LANGUAGES, URL_SCHEMES, constantIn, djangoSecretKey, generatedPassword, keyEncodings, keyIn, splitToken, urlWithPassword } from '../../test/credential-shapes.js';
+import { SECRET_RULES_VERSION, credentialInName, describeSecret, findSecret, findServedSecret, redactSecrets, shownPath } from './secrets.js';
 
 // Credentials are assembled at run time so this file holds none a scanner would flag.
 const join = (...parts: string[]): string => parts.join('');
@@ -75,7 +78,7 @@ describe('findSecret', () => {
   });
 
   it('pins the rule set: changing it must bump FEATURE_VERSION (indexes built with other rules are rebuilt)', () => {
-    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+gitleaks@v8.30.0-27-gb58d3f10+repodex-3');
+    expect(SECRET_RULES_VERSION).toBe('secretlint-preset-recommend@11.7.1+gitleaks@v8.30.0-27-gb58d3f10+repodex-4');
   });
 
   it('finds a private key written one quoted literal per line, in every usual layout', async () => {
@@ -126,6 +129,148 @@ describe('findSecret', () => {
   });
 });
 
+/** Which languages a shape is written in: three or more, a different three for each shape. */
+function threeLanguages(turn: number): (typeof LANGUAGES)[number][] {
+  return [0, 1, 2, 3].map((i) => LANGUAGES[(turn * 3 + i) % LANGUAGES.length]!);
+}
+
+/** How a file of `language` holds a one-line key encoding (a string, or an array of bytes). */
+function encodedKeyIn(language: (typeof LANGUAGES)[number], encoding: string, value: string): string {
+  if (encoding.endsWith('-bytes')) {
+    const items = value.slice(2, -2);
+    switch (language) {
+      case 'java':
+        return `class K {\n  static final byte[] KEY = new byte[] {${items}};\n}\n`;
+      case 'go':
+        return `package k\n\nvar key = []byte{${items}}\n`;
+      case 'rs':
+        return `const KEY: &[u8] = &[${items}];\n`;
+      case 'cs':
+        return `class K {\n  static readonly byte[] Key = new byte[] {${items}};\n}\n`;
+      case 'py':
+        return `KEY = bytes([${items}])\n`;
+      case 'ts':
+      case 'tsx':
+      case 'js':
+        return `export const KEY = Uint8Array.from([${items}]);\n`;
+      default:
+        return `static const unsigned char key[] = {${items}};\n`;
+    }
+  }
+  return constantIn(language, 'signing', value, encoding === 'jwk' ? "'" : '"');
+}
+
+describe('findSecret: credentials by shape, not by list', () => {
+  it('finds a password in a URL whatever the scheme, in several languages, and no placeholder', async () => {
+    let turn = 0;
+    for (const scheme of URL_SCHEMES) {
+      const { value } = urlWithPassword(scheme);
+      for (const language of threeLanguages(turn++)) expect(await rule(constantIn(language, 'cache', value), `src/cache.${language}`), `${scheme} in ${language}`).toBe('repodex/url-password');
+    }
+    const placeholders = ['${PASSWORD}', '<password>', '$PASS', '***', 'password', 'xxx', 'pass', '{password}', '%(password)s', 'changeme', 'mysecret', 'fake_pass', 'qwerty', 'guest'];
+    for (const password of placeholders) {
+      const doc = `Connect with \`redis://user:${password}@localhost:6379/0\` or amqp://guest:${password}@rabbit/vhost.\n`;
+      expect(await rule(doc, 'docs/connect.md'), password).toBeUndefined();
+    }
+    expect(await rule('AMQP_URL = "amqp://guest:guest@localhost:5672//"\n', 'conf.py')).toBeUndefined();
+    // secretlint's own URL rules (HTTP basic auth, database URLs) are judged the same way.
+    for (const example of ['proxy = "http://user:pass@httpbin.org"', "url = 'mongodb://uuuu:pwpw@hostname.dom/database'", 'DATABASE_URL=postgres://postgres:postgres@localhost:5432/test']) {
+      expect(await rule(`${example}\n`, 'tests/test_utils.py'), example).toBeUndefined();
+    }
+    for (const scheme of ['https', 'mongodb+srv', 'postgres', 'mysql']) expect(await rule(`URL = "${urlWithPassword(scheme).value}"\n`, 'app/db.py'), scheme).toBeDefined();
+  });
+
+  it('finds private keys in every encoding a source file can hold them', async () => {
+    let turn = 0;
+    for (const { name, lines } of keyEncodings()) {
+      if (lines.length > 1) {
+        for (const language of [...threeLanguages(turn++), 'md', 'yaml', 'toml', 'json'] as const) {
+          expect(await rule(keyIn(language, lines, 'deploy'), `src/deploy.${language}`), `${name} in ${language}`).toMatch(/private-key/);
+        }
+      } else {
+        for (const language of threeLanguages(turn++)) expect(await rule(encodedKeyIn(language, name, lines[0]!), `src/k.${language}`), `${name} in ${language}`).toMatch(/private-key/);
+      }
+    }
+  });
+
+  it('finds a PEM whose markers are built from a constant (a template, an f-string, #{}, {$a}, concatenation), by its body', async () => {
+    for (const { name, lines } of keyEncodings().filter((encoding) => encoding.lines.length > 1 && encoding.lines[0]!.includes('PRIVATE KEY'))) {
+      for (const language of ['ts', 'py', 'go', 'cs', 'rb', 'php'] as const) {
+        const text = keyIn(language, lines, 'deploy', true);
+        expect(text, `${name} in ${language}`).not.toMatch(/BEGIN [A-Z ]*PRIVATE KEY/);
+        expect(await rule(text, `src/deploy.${language}`), `${name} in ${language}`).toMatch(/private-key/);
+      }
+    }
+  });
+
+  it("finds tokens whose shape is unambiguous without the service's name beside them", async () => {
+    let turn = 0;
+    for (const [shape, make] of Object.entries(BARE_TOKENS)) {
+      for (const language of threeLanguages(turn++)) expect(await rule(constantIn(language, 'notify', make()), `src/notify.${language}`), `${shape} in ${language}`).toBeDefined();
+    }
+  });
+
+  it('finds a token split over a constant and a value that names it, in each language', async () => {
+    for (const language of LANGUAGES) {
+      const token = `ghp_${'Zq8Xc2Lm4Np6Rs8Tv0Wx2Yz4Ab6Cd8Ef0Gh2J'.slice(0, 36)}`;
+      expect(await rule(splitToken(language, 'deploy', token), `src/deploy.${language}`), language).toMatch(/github/);
+    }
+  });
+
+  it("finds Django's SECRET_KEY and other secrets assigned with any characters, not their placeholders", async () => {
+    for (const [text, path] of [
+      [`SECRET_KEY = '${djangoSecretKey()}'\n`, 'proj/settings.py'],
+      [`module.exports = { secret: '${djangoSecretKey()}' };\n`, 'config/session.js'],
+      [`config.secret_key_base = '${djangoSecretKey()}'\n`, 'config/initializers/secret.rb'],
+      [`spring.datasource.password=${generatedPassword()}!#\n`, 'src/main/resources/application.properties'],
+      [`SECRET_KEY = "django-insecure-${djangoSecretKey()}"\n`, 'proj/settings.py'],
+    ]) {
+      expect(await rule(text!, path!), text).toBeDefined();
+    }
+    for (const text of [
+      "SECRET_KEY = os.environ['DJANGO_SECRET_KEY']\n",
+      "SECRET_KEY = 'django-insecure-{{ secret_key }}'\n",
+      "SECRET_KEY = 'please-change-me-in-production!'\n",
+      'password: ${DB_PASSWORD}\n',
+      "password_pattern = '^(?=.*[A-Z])(?=.*[0-9]).{8,}$'\n",
+      "PASSWORD_HASH = '$2b$12$KIXQJ1bVq9Vh8h4p1e5hRe'\n",
+      "password: '********'\n",
+      'password = getpass(prompt1)\n',
+    ]) {
+      expect(await rule(text, 'app/settings.py'), text).toBeUndefined();
+    }
+  });
+
+  it('leaves public keys, certificates and code about keys alone', async () => {
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const spki = publicKey.export({ type: 'spki', format: 'der' });
+    const certificates = rootCertificates.slice(0, 20);
+    for (const text of [
+      `export const PUBLIC_KEY = \`${publicKey.export({ type: 'spki', format: 'pem' }).toString()}\`;\n`,
+      `const pub = "${spki.toString('hex')}";\n`,
+      `const pub = "${spki.toString('base64')}";\n`,
+      `static const unsigned char pub[] = { ${[...spki].map((byte) => `0x${byte.toString(16)}`).join(', ')} };\n`,
+      ...certificates.map((pem) => `export const CA = \`${pem}\`;\n`),
+      ...certificates.map((pem) => `CA = bytes.fromhex("${Buffer.from(pem.split('\n').slice(1, -2).join(''), 'base64').toString('hex')}")\n`),
+      `const jwks = ${JSON.stringify({ keys: [publicKey.export({ format: 'jwk' })] })};\n`,
+      'if (line.startsWith("PuTTY-User-Key-File-")) parsePutty(lines);\nconst PRIVATE_LINES = "Private-Lines:";\n',
+      'const MAGIC = "openssh-key-v1";\nconst b64 = "b3BlbnNzaC1rZXktdjE";\n',
+    ]) {
+      expect(await rule(text, 'src/keys.ts'), text.slice(0, 80)).toBeUndefined();
+    }
+  });
+
+  it('judges file and folder names: a name shaped like a credential, shown with the credential replaced', () => {
+    const token = `ghp_${'Rk8Zw4Yb6NcP1dF5gJ7sQwEhT0uV3xY5zA1b'}`;
+    expect(credentialInName(`${token}.ts`)).toBe('github-pat');
+    expect(credentialInName(`npm_${'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8'}.json`)).toBe('npm-access-token');
+    expect(shownPath(`tokens/${token}.ts`)).toBe('tokens/[REDACTED:github-pat].ts');
+    for (const name of ['index.ts', 'PlaywrightTestConfiguration.ts', 'chunk-5f3d2a1b9c8e7f6a.js', '0123456789abcdef0123456789abcdef01234567', 'test_authentication_middleware.py', 'AKIAIOSFODNN7EXAMPLE.md']) {
+      expect(credentialInName(name), name).toBeUndefined();
+    }
+  });
+});
+
 describe('redactSecrets', () => {
   it('replaces each credential with [REDACTED:rule] and keeps the rest', () => {
     for (const shape of Object.keys(TOKEN_SHAPES) as TokenShape[]) {
@@ -153,6 +298,21 @@ describe('redactSecrets', () => {
       for (const line of keyMaterial(lines)) expect(redacted).not.toContain(line);
       expect(redacted).toContain('[REDACTED:');
     }
+  });
+
+  it('regression (M8): a prompt with a private key in it loses the key block only, not its words', () => {
+    const lines = privateKeyLines();
+    for (const key of [lines.join('\n'), lines.slice(0, 6).join('\n'), lines.slice(1, -1).join('\n')]) {
+      const redacted = redactSecrets(`fix the loader, it crashes on this key ${key}\nin src/cache.go`);
+      expect(redacted).toBe('fix the loader, it crashes on this key [REDACTED:private-key]\nin src/cache.go');
+    }
+    const pasted = redactSecrets(`see ${lines.join('\n')} and also the webhook https://discord.com/api/webhooks/123456789012345678/${'Xa9bQ2cR7dS4eT1fU8gV5hW3iX6jY0kZ-LmNoPqRsTuVwXyZaBcDeFgHiJkLmNoPqRsTuVwX'}`);
+    expect(pasted).toMatch(/^see \[REDACTED:private-key\] and also the webhook https:\/\/discord\.com\/api\/webhooks\/\[REDACTED:discord-webhook\]$/);
+  });
+
+  it('redacts a credential in a file name the rules find only without its extension (a path in a request)', () => {
+    const token = `npm_${'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8'}`;
+    expect(redactSecrets(`open keys/${token}.py --end 3`)).toBe('open keys/[REDACTED:npm-access-token].py --end 3');
   });
 
   it('answers a string again the same way, and redacts a credential every time it comes', () => {

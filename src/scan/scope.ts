@@ -188,6 +188,19 @@ export class RepoScope {
     return this.includesDir(parentOf(rel)) && !this.denylist.matches(rel) && !this.ignored(rel, false);
   }
 
+  /**
+   * True when `rel` (a file, or a folder when `isDir`) would be walked but for its names: it stands
+   * in a folder the walk enters, no ignore rule and no built-in skip leaves it out, but the
+   * denylist does (a secret file name, or a name shaped like a credential). What `files
+   * --blocked` lists, whatever the extension filter says: a withheld `*.pem` fixture is worth
+   * knowing about.
+   */
+  leftOutByName(rel: string, isDir: boolean): boolean {
+    const name = nameOf(rel);
+    if ((isDir ? SKIP_DIRS : SKIP_FILES).has(name) || !this.includesDir(parentOf(rel))) return false;
+    return this.denylist.matches(rel) && !this.ignored(rel, isDir);
+  }
+
   /** True when a change to `rel` changes what the scope includes (an ignore file or the config). */
   isControl(rel: string): boolean {
     return isNestedIgnoreName(nameOf(rel)) || this.rootControls.some((control) => control.path === rel) || rel === `${DATA_DIR_NAME}/config.json`;

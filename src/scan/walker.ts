@@ -114,6 +114,38 @@ export function walkTree(scope: RepoScope, from: string): WalkResult {
   return { files, dirs, controls, errors };
 }
 
+/** A file or folder the walk leaves out for its names (`RepoScope.leftOutByName`). */
+export interface LeftOut {
+  readonly path: string;
+  readonly isDir: boolean;
+}
+
+/**
+ * The files and folders under the root that the scope leaves out only for their names (a secret
+ * file name, a name shaped like a credential), in path order; a folder left out is one entry,
+ * not walked. A walk of its own, for `files --blocked`: the index walk never looks at them.
+ */
+export function walkLeftOut(scope: RepoScope): LeftOut[] {
+  const out: LeftOut[] = [];
+  const visit = (dirRel: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dirRel === '' ? scope.root : join(scope.root, dirRel), { withFileTypes: true });
+    } catch {
+      return; // a folder that cannot be listed holds nothing this walk could name (the index walk reports it)
+    }
+    scope.enter(dirRel, new Set(entries.filter((entry) => !entry.isDirectory() && isNestedIgnoreName(entry.name)).map((entry) => entry.name)));
+    for (const entry of entries) {
+      if (entry.isSymbolicLink() || (!entry.isDirectory() && !entry.isFile())) continue;
+      const rel = dirRel === '' ? entry.name : `${dirRel}/${entry.name}`;
+      if (entry.isDirectory() && scope.includesDir(rel)) visit(rel);
+      else if (scope.leftOutByName(rel, entry.isDirectory())) out.push({ path: rel, isDir: entry.isDirectory() });
+    }
+  };
+  visit('');
+  return out.sort(byPath);
+}
+
 /** The stat an ignore file is recorded with (size -1 when it does not exist). */
 export function controlStat(absolute: string, rel: string): ControlFile {
   const stat = statIfExists(absolute);

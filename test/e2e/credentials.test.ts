@@ -1,10 +1,11 @@
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN_SHAPES, type TokenShape, keyMaterial, pemAsLiterals, privateKeyLines, randomOf, secretPart } from '../credentials.js';
+import { JsonlSession } from '../jsonl-session.js';
 import { CLI, makeRepo, runCli } from '../helpers.js';
 
 /**
@@ -139,38 +140,6 @@ const answers: { text: string; carried?: string }[] = [];
 const answer = (text: string, carried?: string): void => {
   answers.push(carried === undefined ? { text } : { text, carried });
 };
-
-/** A `serve --stdio` session: one request line in, one response line out. */
-class JsonlSession {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private buffer = '';
-  private readonly waiting: ((line: string) => void)[] = [];
-
-  constructor(repo: string) {
-    this.child = spawn(process.execPath, [CLI, 'serve', '--stdio', '--root', repo], { env: { ...process.env, NO_COLOR: '1' } });
-    this.child.stdout.setEncoding('utf8');
-    this.child.stdout.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      for (let newline = this.buffer.indexOf('\n'); newline >= 0; newline = this.buffer.indexOf('\n')) {
-        const line = this.buffer.slice(0, newline);
-        this.buffer = this.buffer.slice(newline + 1);
-        this.waiting.shift()?.(line);
-      }
-    });
-  }
-
-  request(body: Record<string, unknown>): Promise<string> {
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.child.stdin.write(`${JSON.stringify(body)}\n`);
-    });
-  }
-
-  async close(): Promise<void> {
-    this.child.stdin.end();
-    await new Promise((resolve) => this.child.once('exit', resolve));
-  }
-}
 
 function cli(args: string[], carried?: string): string {
   const run = runCli([...args, '--root', root], { cwd: root });

@@ -154,13 +154,15 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   files: {
     summary: 'the catalogued files, with size, mtime, language and state',
-    usage: 'repodex files [--glob G] [--limit N] [--include-hidden]',
+    usage: 'repodex files [--glob G] [--limit N] [--include-hidden] [--blocked]',
     details: [
       '  --glob G           only paths matching G, e.g. "src/**/*.ts"',
       '  --limit N          at most N files (default 1000, at most 10000)',
       '  --include-hidden   also files under a name starting with "." (.github/, .eslintrc.json)',
+      '  --blocked          what is withheld as a secret instead, hidden files too, each with why: a credential',
+      '                     in its text (rule and line), a secret file name, or a name shaped like a credential',
     ].join('\n'),
-    options: { ...REMOTE_OPTIONS, glob: { type: 'string' }, limit: { type: 'string' }, 'include-hidden': { type: 'boolean' } },
+    options: { ...REMOTE_OPTIONS, glob: { type: 'string' }, limit: { type: 'string' }, 'include-hidden': { type: 'boolean' }, blocked: { type: 'boolean' } },
   },
   bundle: {
     summary: 'the context a task needs: cited excerpts with reasons, within a budget',
@@ -671,7 +673,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       }
       case 'files':
         return await run(
-          parseRequest({ op: 'files', glob: values.glob, limit: toInt('--limit', values.limit as string | undefined), include_hidden: values['include-hidden'] === true ? true : undefined }),
+          parseRequest({
+            op: 'files',
+            glob: values.glob,
+            limit: toInt('--limit', values.limit as string | undefined),
+            include_hidden: values['include-hidden'] === true ? true : undefined,
+            blocked: values.blocked === true ? true : undefined,
+          }),
           printFiles,
         );
       case 'bundle': {

@@ -206,10 +206,12 @@ export function printOpen(report: ResponseOf<'open'>, style: Style, typed?: stri
 /** Human output of `files`: one aligned row per file. */
 export function printFiles(report: ResponseOf<'files'>, style: Style): string {
   const lines = report.files.map((file) => {
-    const state = file.state === 'indexed' ? formatNoun(file.chunks, 'chunk') : style.yellow(`skipped: ${file.state}`);
+    const state = file.state === 'indexed' ? formatNoun(file.chunks, 'chunk') : style.yellow(file.reason ? `withheld: ${file.reason}` : `skipped: ${file.state}`);
     return `${formatBytes(file.size).padStart(9)}  ${file.language.padEnd(10)}  ${file.path}  ${style.dim(state)}`;
   });
-  lines.push(style.dim(`${formatCount(report.files.length)} of ${formatNoun(report.total, 'file')}${report.truncated ? ' (raise --limit for more)' : ''}`));
+  if (report.blocked && report.total === 0) lines.push(style.dim('nothing is withheld as a secret'));
+  else lines.push(style.dim(`${formatCount(report.files.length)} of ${formatNoun(report.total, report.blocked ? 'withheld file' : 'file')}${report.truncated ? ' (raise --limit for more)' : ''}`));
+  if (!report.blocked && report.files.some((file) => file.state === 'secret')) lines.push(style.dim('`repodex files --blocked` says what each secret holds (rule and line), and lists the files left out for their names'));
   for (const warning of report.warnings) lines.push(style.yellow(`warning: ${warning}`));
   return lines.join('\n');
 }

@@ -72,9 +72,10 @@ const TOOLS: readonly ToolSpec[] = [
   {
     name: 'repo.list_files',
     op: 'files',
-    description: 'Files of the repository the index knows, with size and mtime (path order). Filter with a glob such as "src/**/*.ts"; hidden files (a name starting with ".") only with include_hidden.',
-    input: z.strictObject({ glob: FilesRequest.shape.glob, max_results: z.optional(count(CAPS.files_limit)), include_hidden: FilesRequest.shape.include_hidden }),
-    toRequest: (args) => ({ op: 'files', glob: args.glob, limit: args.max_results, include_hidden: args.include_hidden }),
+    description:
+      'Files of the repository the index knows, with size and mtime (path order). Filter with a glob such as "src/**/*.ts"; hidden files (a name starting with ".") only with include_hidden. With blocked, what is withheld as a secret instead, each with a reason (a credential in its text with rule and line, a secret file name, a name shaped like a credential).',
+    input: z.strictObject({ glob: FilesRequest.shape.glob, max_results: z.optional(count(CAPS.files_limit)), include_hidden: FilesRequest.shape.include_hidden, blocked: FilesRequest.shape.blocked }),
+    toRequest: (args) => ({ op: 'files', glob: args.glob, limit: args.max_results, include_hidden: args.include_hidden, blocked: args.blocked }),
     fieldNames: { limit: 'max_results' },
   },
   {
