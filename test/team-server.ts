@@ -93,3 +93,8 @@ function closedIdle(error: unknown): boolean {
   const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
   return cause?.code === 'UND_ERR_SOCKET';
 }
+
+/** Options for an MCP client transport (`StreamableHTTPClientTransport`) that send the server's token. */
+export function withToken(server: TeamServer): { requestInit: RequestInit } {
+  return { requestInit: { headers: server.token ? { authorization: `Bearer ${server.token}` } : {} } };
+}

@@ -23,7 +23,7 @@ import {
 import { TOKEN_SHAPES, randomOf } from '../credentials.js';
 import { JsonlSession } from '../jsonl-session.js';
 import { CLI, committedRepo, git, runCli, tempDir } from '../helpers.js';
-import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
+import { type Json, type TeamServer, startTeamServer, withToken } from '../team-server.js';
 
 /**
  * Credentials by shape (README "Safe by default"), end to end: every family the detectors claim —
@@ -418,7 +418,7 @@ describe.each(testBackends())('credential shapes over HTTP on the $name store', 
     await ask('/bundle', { body: { repo_id: repoId, prompt: pasted } }, pasted);
     await ask(`/audit?repo_id=${repoId}&limit=1000`);
     const client = new Client({ name: 'repodex-credential-shapes-http', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=${repoId}`)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?repo_id=${repoId}`), withToken(server)));
     try {
       await askMcp(`mcp-http-${backend.name}`, async (name, args) => {
         const result = (await client.callTool({ name, arguments: args })) as Json;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKGROUND_NICE } from '../../src/engine/give-way.js';
 import { testBackends } from '../conformance/backends.js';
 import { committedRepo, git, runCli, runCliAsync, tempDir, threadNices } from '../helpers.js';
-import { type Json, type TeamServer, startTeamServer } from '../team-server.js';
+import { type Json, type TeamServer, startTeamServer, withToken } from '../team-server.js';
 
 // The team server (`repodex serve --http`) as a real process on loopback, on the embedded store
 // and on PostgreSQL: every endpoint, every way a request can be wrong, the safety of the other
@@ -70,10 +70,6 @@ async function until<T>(what: string, ms: number, check: () => Promise<T | undef
 const backends = testBackends();
 
 /** An MCP client's transport options that send the server's token, as an agent configured with it does. */
-function withToken(server: TeamServer): { requestInit: RequestInit } {
-  return { requestInit: { headers: { authorization: `Bearer ${server.token}` } } };
-}
-
 /** A committed repository of `count` small modules, `src/<word>N.ts` each declaring `<word>NumberN`: big enough that its first build takes a while. */
 function numberedRepo(word: string, count: number): string {
   const files: Record<string, string> = {};
