@@ -194,7 +194,7 @@ export async function runOpCommand<O extends Op>(op: O, ctx: OpCommandContext): 
     // Checked here, before the server is asked: a command refused here reached no repository, and is in no audit log.
     const request = takeRequest(op, ctx, undefined);
     const client = ServerClient.for(serverUrl(values), values['token-file'] as string | undefined);
-    const outcome = await runRemote(client, op, await client.repoId(String(values.repo)), request);
+    const outcome = await runRemote(client, op, String(values.repo), request);
     return render(op, outcome, ctx, json, undefined);
   }
   const engineOptions: ComposeOptions = { root, requireRepository: op !== 'init', store, autoIndex: indexingFlag(values.indexing as string | undefined), firstAnswer: op === 'search' };
@@ -286,7 +286,8 @@ function render<O extends Op>(op: O, outcome: Outcome<O>, ctx: OpCommandContext,
 export function recordRefusedCommand(op: Op, argv: readonly string[], error: unknown, engineFor: OpCommandContext['engineFor']): void {
   if (typeof error !== 'object' || error === null || AUDITED.has(error)) return;
   try {
-    const { values, positionals } = parseArgs({ args: [...argv], strict: false, allowPositionals: true });
+    const where = { root: { type: 'string' }, store: { type: 'string' }, repo: { type: 'string' } } as const;
+    const { values, positionals } = parseArgs({ args: [...argv], options: where, strict: false, allowPositionals: true });
     const root = typeof values.root === 'string' ? values.root : undefined;
     const store = typeof values.store === 'string' ? values.store : undefined;
     if (values.repo !== undefined) return; // bound for a server: no repository here

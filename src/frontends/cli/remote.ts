@@ -173,16 +173,22 @@ export interface RemoteRequest {
  * never dropped.
  */
 export function remoteRequest<O extends Op>(op: O, repoId: string, request: RequestOf<O>): RemoteRequest {
-  if (!serves('http', op)) throw new RepodexError('BAD_REQUEST', `${op} runs here only, not on a server: leave out --repo (commands with --repo: ${opsOn('http').join(', ')})`, { selfContained: true });
-  const fields = request as unknown as Record<string, unknown>;
-  for (const [field, why] of Object.entries(withheldOn('http', op))) {
-    if (fields[field] !== undefined) throw new RepodexError('BAD_REQUEST', `${flagOf(op, field) ?? field} runs here only, not on a server (${why}): leave out --repo`, { selfContained: true });
-  }
+  const fields = remoteFields(op, request);
   const params = { repo_id: repoId, ...toSurface('http', op, fields) };
   const { method, path } = OPS[op].http!;
   if (method === 'POST') return { method, path, body: params };
   const query = new URLSearchParams(Object.entries(params).map(([name, value]): [string, string] => [name, String(value)]));
   return { method, path: `${path}?${query.toString()}` };
+}
+
+/** The request's fields, once checked to be ones a server takes: an op or a field it does not take is refused here, never dropped. */
+function remoteFields<O extends Op>(op: O, request: RequestOf<O>): Record<string, unknown> {
+  if (!serves('http', op)) throw new RepodexError('BAD_REQUEST', `${op} runs here only, not on a server: leave out --repo (commands with --repo: ${opsOn('http').join(', ')})`, { selfContained: true });
+  const fields = request as unknown as Record<string, unknown>;
+  for (const [field, why] of Object.entries(withheldOn('http', op))) {
+    if (fields[field] !== undefined) throw new RepodexError('BAD_REQUEST', `${flagOf(op, field) ?? field} runs here only, not on a server (${why}): leave out --repo`, { selfContained: true });
+  }
+  return fields;
 }
 
 /** The outcome of one op on a server, as the local call's: the answer, what of it was served and what refused, and the error. */
@@ -195,12 +201,13 @@ export interface RemoteOutcome<O extends Op = Op> {
 }
 
 /**
- * Run one request on a server. A refused read comes back as the local call's would (the answer,
+ * Run one request on a server, for the repository `repo` names (an id, a name or a root). A refused read comes back as the local call's would (the answer,
  * split by the op's refusal rule, the same one `call` applies); any other failure throws the error
  * the server named.
  */
-export async function runRemote<O extends Op>(client: ServerClient, op: O, repoId: string, request: RequestOf<O>): Promise<RemoteOutcome<O>> {
-  const sent = remoteRequest(op, repoId, request);
+export async function runRemote<O extends Op>(client: ServerClient, op: O, repo: string, request: RequestOf<O>): Promise<RemoteOutcome<O>> {
+  remoteFields(op, request); // before the server is asked which repository `repo` names
+  const sent = remoteRequest(op, await client.repoId(repo), request);
   const answer = await client.send(sent.method, sent.path, sent.body);
   const failure = failureOf(answer);
   if (failure) throw failure;
