@@ -35,14 +35,15 @@ export interface CommandSpec {
 
 /** Lines of at most `width` characters, continuation lines indented as the first line's text after its label. */
 function wrapped(text: string, width = 110, indent = 10): string[] {
+  const lead = /^ */.exec(text)![0];
   const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
+  let line = lead;
+  for (const word of text.slice(lead.length).split(' ')) {
+    if (line.trim() !== '' && line.length + 1 + word.length > width) {
       lines.push(line);
-      line = `${' '.repeat(indent - 1)}`;
+      line = ' '.repeat(indent);
     }
-    line = line === '' ? word : `${line} ${word}`;
+    line = line.trim() === '' ? `${line}${word}` : `${line} ${word}`;
   }
   return [...lines, line];
 }
