@@ -109,8 +109,6 @@ export interface OpSpec<O extends Op> {
 /** Why `sync`'s `embeddings` is the CLI's and JSONL's only. */
 const EMBEDDER_SWITCH = 'switching the embedder rewrites the repository\'s .repodex/config.json: a decision for its owner, made with `repodex sync --embeddings`';
 
-const limitFlag = (what: string) => `${what} (default 1000, at most 10000)`;
-
 /** Every operation, in the order help lists them. */
 export const OPS: { readonly [O in Op]: OpSpec<O> } = {
   init: {
@@ -276,7 +274,7 @@ export const OPS: { readonly [O in Op]: OpSpec<O> } = {
       summary: 'the catalogued files, with size, mtime, language and state',
       fields: {
         glob: { value: 'G', help: 'only paths matching G, e.g. "src/**/*.ts"' },
-        limit: { value: 'N', help: limitFlag('at most N files') },
+        limit: { value: 'N', help: 'at most N files (default 1000, at most 10000)' },
         include_hidden: { help: 'also files under a name starting with "." (.github/, .eslintrc.json)' },
         blocked: { help: 'what is withheld as a secret instead, hidden files too, each with why: a credential\nin its text (rule and line), a secret file name, or a name shaped like a credential' },
       },

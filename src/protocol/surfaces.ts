@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { RepodexError } from '../core/errors.js';
 import type { core } from 'zod/mini';
 import { type CliField, OPS, type OpSpec, type Surface } from './ops.js';
 import { type Op, capOf, wholeNumber } from './schemas.js';
@@ -78,7 +79,7 @@ function base(schema: z.ZodMiniType): Def {
 
 function fieldSchema(op: Op, field: string): z.ZodMiniType {
   const schema = (spec(op).request.shape as Record<string, z.ZodMiniType>)[field];
-  if (!schema) throw new Error(`${op} has no field ${field}`);
+  if (!schema) throw new RepodexError('INTERNAL', `${op} has no field ${field}`);
   return schema;
 }
 
