@@ -124,6 +124,16 @@ export const REPO_ID = z.string().check(z.minLength(1, 'must not be empty'), z.m
  * other surfaces take it and cap it); HTTP adds `repo_id`.
  */
 export function inputSchema(surface: 'mcp' | 'http', op: Op): z.ZodMiniObject {
+  const key = `${surface} ${op}`;
+  let schema = INPUT_SCHEMAS.get(key);
+  if (!schema) INPUT_SCHEMAS.set(key, (schema = buildInputSchema(surface, op)));
+  return schema;
+}
+
+/** Input schemas as built, one per surface and op: every request on MCP and HTTP is parsed with one. */
+const INPUT_SCHEMAS = new Map<string, z.ZodMiniObject>();
+
+function buildInputSchema(surface: 'mcp' | 'http', op: Op): z.ZodMiniObject {
   const shape: Record<string, z.ZodMiniType> = surface === 'http' ? { repo_id: REPO_ID } : {};
   const nested = new Map<string, Record<string, z.ZodMiniType>>();
   for (const field of fieldsOn(surface, op)) {
