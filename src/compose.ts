@@ -282,6 +282,8 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   const store = openStore(root, spec);
   // .repodex/ is created before watching starts, so creating it is not a change to re-index.
   new Engine(root, store, { autoIndex: false }).init();
+  // Read before the watcher starts: an invalid REPODEX_RANKING must not leave a watcher running (it would keep a server from exiting).
+  const ranking = options.ranking ?? rankingFromEnv();
   const watcher = new RepoWatcher(root);
   let watchProblem: string | undefined;
   try {
@@ -293,7 +295,6 @@ export async function createServerEngine(options: ComposeOptions = {}): Promise<
   const pool = options.pool ?? workerPool();
   const runner = pool.runner(root, spec, store);
   const probe = new WatchProbe(watcher);
-  const ranking = options.ranking ?? rankingFromEnv();
   const answerer = pool.answerer(root, spec, { ranking, limits: options.limits });
   const engine = new Engine(root, store, {
     autoIndex: options.autoIndex ?? autoIndexEnabled(),

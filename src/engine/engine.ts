@@ -20,7 +20,7 @@ import { DATA_DIR_NAME, type RepoPaths, repoPaths } from '../core/paths.js';
 import { FEATURE_VERSION } from '../core/version.js';
 import type { Language } from '../scan/language.js';
 import type { RankingProfile } from '../search/ranking.js';
-import { DEFAULT_TOP_K, type SearchMode, type SemanticQuery, filesAllowed, search } from '../search/search.js';
+import { DEFAULT_TOP_K, type SearchFields, type SearchMode, type SemanticQuery, filesAllowed, search } from '../search/search.js';
 import { ANN_FROM, type Embedder, isLearning } from '../vector/embedder.js';
 import { Analytics } from './analytics.js';
 import { type EmbedSummary, tooSmallToEmbed } from './embed.js';
@@ -97,14 +97,8 @@ export interface CleanReport {
   readonly removed: string[];
 }
 
-/** Search options after validation. */
-export interface SearchOptions {
-  readonly q: string;
-  readonly top_k?: number | undefined;
-  readonly mode?: SearchMode | undefined;
-  readonly glob?: string | undefined;
-  readonly lang?: Language | undefined;
-}
+/** Search options after validation: the search request's fields. */
+export type SearchOptions = SearchFields;
 
 /**
  * A read a server may hand to another thread once its freshness check is done: it is answered

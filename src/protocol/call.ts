@@ -6,15 +6,16 @@ import { type CallLog, sanitizeArguments } from '../engine/audit.js';
 import { RecentMap } from '../core/recent-map.js';
 import { redactSecrets } from '../safety/secrets.js';
 import type { Engine } from '../engine/engine.js';
-import { type HandleOptions, handle } from './dispatch.js';
+import { type HandleOptions, OPS, type Surface, handle } from './ops.js';
 import { fitResponse } from './fit.js';
 import type { ResponseOf } from './responses.js';
 import type { Op, RequestOf } from './schemas.js';
+import { inSurfaceTerms } from './surfaces.js';
 
 /** Who is calling: recorded in the audit log. */
 export interface CallContext extends HandleOptions {
-  /** `cli`, `jsonl` or `mcp`. */
-  readonly frontend: string;
+  /** The front end: its names are the ones a bad request's message uses. */
+  readonly frontend: Surface;
   /** The name the client used, when it is not the op's (an MCP tool name such as `repo.search`). */
   readonly tool?: string;
   /** Set when the front end already has one (default: a new UUID). */
@@ -25,22 +26,27 @@ export interface CallContext extends HandleOptions {
 
 /** Why a call did not succeed: a stable code, a message that names the fix, and for refused reads a hint. */
 export interface CallError {
-  readonly code: ErrorCode | 'BLOCKED' | 'REFUSED';
+  readonly code: ErrorCode;
   readonly message: string;
   readonly hint?: string;
 }
 
 /**
- * The outcome of one call, the same for every front end: JSONL writes it as `{ok, op, data}` or
- * `{ok:false, op, error, code}`, MCP as the envelope `{request_id, ok, result, warnings, blocked}`,
- * the CLI as output and an exit code. A refused read (blocked, missing, a chunk that is gone)
- * is `ok: false` and still carries its `data`.
+ * The outcome of one call, the same for every front end, which only renders it: JSONL writes it as
+ * `{ok, op, data}` or `{ok:false, op, error, code}`, MCP as the envelope `{request_id, ok, result,
+ * warnings, blocked}`, HTTP as a status and a body, the CLI as output and an exit code. A refused
+ * read (blocked, missing, a chunk that is gone) is `ok: false` and still carries its `data`, split
+ * once here, by the op's refusal rule, into what was served and what was refused.
  */
 export interface CallResult<O extends Op = Op> {
   readonly request_id: string;
   readonly op: O;
   readonly ok: boolean;
   readonly data: ResponseOf<O> | undefined;
+  /** What was answered: all of `data` when nothing was refused, the part served when some was (a fetch's readable chunks), undefined when the whole answer is a refusal or the call failed. */
+  readonly served: ResponseOf<O> | undefined;
+  /** What was refused (a fetch's chunks that are gone, a blocked open), undefined when nothing was. */
+  readonly refused: ResponseOf<O> | undefined;
   readonly error: CallError | undefined;
   readonly blocked: boolean;
   readonly warnings: string[];
@@ -49,12 +55,39 @@ export interface CallResult<O extends Op = Op> {
   readonly json?: string | undefined;
 }
 
-/** A refusal inside an answer (`open`, `outline`: the answer itself; `fetch`: its first refused chunk). */
-function refusalOf(op: Op, data: unknown): { blocked: boolean; error: string; hint: string } | undefined {
-  const isRefusal = (value: unknown): value is { blocked: boolean; error: string; hint: string } =>
-    typeof value === 'object' && value !== null && 'error' in value && 'hint' in value && 'blocked' in value;
-  if (op === 'fetch') return ((data as { chunks: unknown[] }).chunks ?? []).find(isRefusal);
-  return isRefusal(data) ? data : undefined;
+/** A refusal inside an answer: why, what to do, and whether it was blocked (a secret, outside the repository) or is not there. */
+interface Refusal {
+  readonly blocked: boolean;
+  readonly error: string;
+  readonly hint: string;
+}
+
+const isRefusal = (value: unknown): value is Refusal => typeof value === 'object' && value !== null && 'error' in value && 'hint' in value && 'blocked' in value;
+
+/** An answer split by its op's refusal rule (see `OpSpec.refuses`). */
+export interface Partition<T> {
+  readonly served: T | undefined;
+  readonly refused: T | undefined;
+  /** The first refusal (the call's error), when anything was refused. */
+  readonly refusal: Refusal | undefined;
+}
+
+/**
+ * What an answer of `op` served and what it refused, by the op's refusal rule: the whole answer,
+ * or each item of its list (a fetch with chunks that are gone serves the others; the refused part
+ * keeps the refused items alone, without the answer's warnings, which go with what was served).
+ */
+export function partition<O extends Op>(op: O, data: ResponseOf<O>): Partition<ResponseOf<O>> {
+  const rule = OPS[op].refuses;
+  if (rule === undefined) return { served: data, refused: undefined, refusal: undefined };
+  if (rule === 'whole') return isRefusal(data) ? { served: undefined, refused: data, refusal: data } : { served: data, refused: undefined, refusal: undefined };
+  const record = data as unknown as Record<string, unknown>;
+  const items = (record[rule.items] as unknown[] | undefined) ?? [];
+  const refusals = items.filter(isRefusal);
+  if (refusals.length === 0) return { served: data, refused: undefined, refusal: undefined };
+  const kept = items.filter((item) => !isRefusal(item));
+  const refused = { ...record, [rule.items]: refusals, ...('ignored_ids' in record ? { ignored_ids: [] } : {}), ...('warnings' in record ? { warnings: [] } : {}) } as unknown as ResponseOf<O>;
+  return { served: kept.length === 0 ? undefined : ({ ...record, [rule.items]: kept } as unknown as ResponseOf<O>), refused, refusal: refusals[0] };
 }
 
 /**
@@ -67,6 +100,7 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
   const time = new Date().toISOString();
   const requestId = context.requestId ?? randomUUID();
   let data: ResponseOf<O> | undefined;
+  let split: Partition<ResponseOf<O>> = { served: undefined, refused: undefined, refusal: undefined };
   let json: string | undefined;
   let error: CallError | undefined;
   let blocked = false;
@@ -83,7 +117,8 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
     const own = (data as { warnings?: unknown }).warnings;
     if (Array.isArray(own)) warnings.push(...(own as string[]));
     else if (fitted.warning) warnings.push(fitted.warning);
-    const refusal = refusalOf(request.op, data);
+    split = partition(request.op, data);
+    const refusal = split.refusal;
     if (refusal) {
       blocked = refusal.blocked;
       error = { code: refusal.blocked ? 'BLOCKED' : 'REFUSED', message: refusal.error, hint: refusal.hint };
@@ -92,13 +127,15 @@ export async function call<O extends Op>(engine: Engine, request: RequestOf<O>, 
     // A refusal of the machine a user can fix (a read-only or full disk) is said in words like any user error.
     const known = isRepodexError(thrown) ? thrown : systemFailure(thrown);
     if (!known?.isUserError) internal = thrown;
-    error = known ? { code: known.code, message: known.message } : { code: 'INTERNAL', message: `internal error: ${errorMessage(thrown)}` };
+    // A bad request the engine found (a start line past the end) names the fields as the caller's front end does.
+    const message = known?.code === 'BAD_REQUEST' ? inSurfaceTerms(context.frontend, request.op, known.message) : known?.message;
+    error = known ? { code: known.code, message: message! } : { code: 'INTERNAL', message: `internal error: ${errorMessage(thrown)}` };
   }
   const durationMs = Math.round((performance.now() - started) * 100) / 100;
   const { op, id: _id, ...args } = request as { op: O; id?: unknown } & Record<string, unknown>;
   recordCall(engine.auditLog, context, { time, request_id: requestId, op, args, outcome: error ? error.code : 'ok', blocked, duration_ms: durationMs });
   if (internal !== undefined) throw internal; // a bug: the front end reports it (exit 2, INTERNAL, its stack in the error log), after the call was audited
-  return { request_id: requestId, op: request.op, ok: error === undefined, data, error, blocked, warnings, duration_ms: durationMs, json };
+  return { request_id: requestId, op: request.op, ok: error === undefined, data, served: split.served, refused: split.refused, error, blocked, warnings, duration_ms: durationMs, json };
 }
 
 /** Longest op, tool or field name a refused call records: a client may send anything as a name. */
@@ -130,8 +167,13 @@ function boundedName(name: string): string {
  * not validate): such calls are logged too, with names and the number of fields bounded, since
  * they are what a client chose to send. Returns the call's request id.
  */
-export function recordRefused(target: { readonly auditLog: CallLog }, context: { readonly frontend: string; readonly tool?: string; readonly client?: string }, op: string, args: Record<string, unknown>): string {
-  const requestId = randomUUID();
+export function recordRefused(
+  target: { readonly auditLog: CallLog },
+  context: { readonly frontend: string; readonly tool?: string; readonly client?: string },
+  op: string,
+  args: Record<string, unknown>,
+  requestId: string = randomUUID(),
+): string {
   const fields = Object.entries(args);
   const kept = Object.fromEntries(fields.slice(0, MAX_REFUSED_FIELDS).map(([name, value]) => [boundedName(name), value]));
   if (fields.length > MAX_REFUSED_FIELDS) kept['…'] = `${fields.length - MAX_REFUSED_FIELDS} more fields`;

@@ -46,12 +46,24 @@ const chunkId = z
   .check(z.refine((id) => Number.isInteger(id) && id >= 0 && id <= 0xffffffff, 'must be a chunk id: a whole number from 0 to 4294967295'))
   .register(z.globalRegistry, { type: 'integer', minimum: 0, maximum: 0xffffffff } as never);
 
+/** The fixed cap of each capped count, for the front ends that advertise it (MCP: as the maximum). */
+const CAP_OF = new WeakMap<object, number>();
+
 /** A whole number at least 1, capped (not rejected) at `cap`. */
-const cappedCount = (cap: number) =>
-  z.pipe(
+function cappedCount(cap: number) {
+  const schema = z.pipe(
     wholeNumber(1),
     z.transform((n: number) => Math.min(n, cap)),
   );
+  CAP_OF.set(schema, cap);
+  return schema;
+}
+
+/** The fixed cap of a request field (`max_lines` of a fetch: 120), or undefined when it has none. */
+export function capOf(field: z.ZodMiniType): number | undefined {
+  const def = field._zod.def as { type: string; innerType?: z.ZodMiniType };
+  return CAP_OF.get(def.type === 'optional' && def.innerType ? def.innerType : field);
+}
 
 /** `init`: no arguments (CLI only). */
 export const InitRequest = z.strictObject({ op: z.literal('init'), id: requestId });
@@ -132,6 +144,8 @@ export const BundleRequest = z.strictObject({
   max_files: z.optional(wholeNumber(1)),
   max_lines: z.optional(cappedCount(MAX_BUNDLE_LINES)),
   include_tests: z.optional(z.boolean()),
+  /** How the bundle is made: `deterministic`, the one strategy built (`hybrid` is taken, and answered deterministically with a warning). */
+  strategy: z.optional(z.enum(['deterministic', 'hybrid'])),
 });
 
 /** `audit`: recent calls from `.repodex/audit.jsonl`. */
@@ -171,11 +185,5 @@ export type Request = z.infer<typeof Request>;
 export type Op = Request['op'];
 /** The request of one op. */
 export type RequestOf<O extends Op> = Extract<Request, { op: O }>;
-/** The operations served over the wire (JSONL, and the servers to come); `init` and `clean` are CLI-only. */
-export const OPS: readonly Op[] = ['status', 'sync', 'search', 'fetch', 'open', 'outline', 'files', 'bundle', 'audit', 'verify'];
-
-/** The fixed caps of request fields, for front ends that advertise them (MCP input schemas). */
-export const CAPS = { fetch_lines: MAX_FETCH_LINES, files_limit: MAX_FILES_LIMIT, bundle_lines: MAX_BUNDLE_LINES, audit_limit: MAX_AUDIT_LIMIT } as const;
-
 /** Defaults applied by the engine when a request leaves a field out. */
 export const DEFAULTS = { top_k: DEFAULT_TOP_K, max_lines: MAX_FETCH_LINES, mode: 'bm25', files_limit: DEFAULT_FILES_LIMIT, audit_limit: DEFAULT_AUDIT_LIMIT } as const;

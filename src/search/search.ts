@@ -38,15 +38,21 @@ export interface SemanticQuery {
   readonly query: Float32Array;
 }
 
-/** A validated search request. */
-export interface SearchQuery {
+/** What a search asks: the protocol's `search` request field for field (without its envelope). */
+export interface SearchFields {
   readonly q: string;
+  readonly top_k?: number | undefined;
+  readonly mode?: SearchMode | undefined;
+  readonly glob?: string | undefined;
+  readonly lang?: Language | undefined;
+}
+
+/** A search as the ranker runs it: the request's query and filters, its count and mode resolved, and what the engine adds. */
+export interface SearchQuery extends Pick<SearchFields, 'q' | 'glob' | 'lang'> {
   readonly topK: number;
   readonly mode: SearchMode;
   /** Required by `vector` and `hybrid`. */
   readonly semantic?: SemanticQuery | undefined;
-  readonly glob?: string | undefined;
-  readonly lang?: Language | undefined;
   /** Leave out test files (by the conventions of `isTestPath`). */
   readonly excludeTests?: boolean | undefined;
   /** Structure signals for bm25 (ignored by `idf`, which is seed 000's formula exactly). */

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeRepo, runCli } from '../helpers.js';
+import { committedRepo, makeRepo, runCli, tempDir } from '../helpers.js';
+import { type Json, startTeamServer } from '../team-server.js';
 import { mcpLines } from './mcp-lines.js';
 
 interface AuditLine {
@@ -74,5 +75,58 @@ describe('N16: every call is a line in the audit log, refused ones included', ()
     expect(added).toHaveLength(5);
     for (const entry of added) expect(entry).toMatchObject({ frontend: 'mcp', outcome: 'BAD_REQUEST' });
     expect(added.map((entry) => entry.tool ?? null).sort()).toEqual([null, null, 'repo.nope', 'repo.search', 'repo.search']);
+  });
+
+  it('N16: the CLI’s bad requests (a flag that is no number, a missing query or path, a value out of range, an unknown flag) each leave a refusal line', () => {
+    const root = repo();
+    const before = auditLines(root).length;
+    const refused = [
+      ['search', 'alpha', '--top-k', 'many'],
+      ['search'],
+      ['search', 'alpha', '--top-k', '0'],
+      ['open'],
+      ['fetch', '--ids', 'x'],
+      ['search', 'alpha', '--topk', '3'],
+      ['audit', '--since', 'yesterday'],
+    ];
+    for (const args of refused) {
+      const run = runCli([...args, '--root', root], { env: { REPODEX_DAEMON: '0' } });
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stderr, args.join(' ')).toContain('(bad request)');
+    }
+    const added = auditLines(root).slice(before);
+    expect(added.map((entry) => [entry.frontend, entry.op, entry.outcome])).toEqual(refused.map((args) => ['cli', args[0], 'BAD_REQUEST']));
+    expect(added[0]!.args).toMatchObject({ q: 'alpha', top_k: 'many' });
+    expect(added[2]!.args).toMatchObject({ q: 'alpha', top_k: 0 });
+    expect(added[5]!.args).toMatchObject({ topk: true, problem: expect.stringContaining('did you mean --top-k?') as string });
+  });
+
+  it('N16: the HTTP API’s bad requests each leave a refusal line in the server’s log, under the id the answer carries', async () => {
+    const dataDir = tempDir();
+    const root = committedRepo({ 'a.ts': 'export const alpha = 1;\n' });
+    const server = await startTeamServer([root], { dataDir });
+    let ids: string[];
+    try {
+      const repoId = (await server.request('/repos')).body.repos[0].repo_id as string;
+      const answers = [
+        await server.request('/search', { body: { repo_id: repoId, query: '' } }),
+        await server.request(`/open?repo_id=${repoId}&path=a.ts&start=first`),
+        await server.request('/bundle', { body: { repo_id: repoId, prompt: 'alpha', colour: 'blue' } }),
+      ];
+      for (const answer of answers) expect(answer.status).toBe(400);
+      expect(answers[0]!.body).toMatchObject({ ok: false, code: 'BAD_REQUEST', error: 'query: must not be empty' });
+      ids = answers.map((answer) => answer.body.request_id as string);
+    } finally {
+      await server.stop();
+    }
+    const audited = readFileSync(join(dataDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Json);
+    const refusals = ids.map((id) => audited.find((entry) => entry.request_id === id));
+    expect(refusals.map((entry) => [entry?.frontend, entry?.op, entry?.tool, entry?.outcome])).toEqual([
+      ['http', 'search', 'POST /search', 'BAD_REQUEST'],
+      ['http', 'open', 'GET /open', 'BAD_REQUEST'],
+      ['http', 'bundle', 'POST /bundle', 'BAD_REQUEST'],
+    ]);
+    expect(refusals[2]!.args).toMatchObject({ prompt: 'alpha', colour: 'blue' });
+    expect(audited.filter((entry) => ids.includes(entry.request_id))).toHaveLength(3); // one line each, not one more from the request log
   });
 });

@@ -5,6 +5,7 @@ import { lstatSync } from 'node:fs';
 import type { connect as connectSocket } from 'node:net';
 import { resolve } from 'node:path';
 import { DATA_DIR_NAME, findUp } from '../../core/paths.js';
+import { LineSplitter } from '../lines.js';
 import { type CallFrame, DAEMON_ENV, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonMode, daemonTakes, socketPath } from './daemon-protocol.js';
 
 /**
@@ -80,7 +81,7 @@ function exchange(connect: typeof connectSocket, path: string, call: CallFrame):
     const socket = connect(path);
     let wrote = false;
     let settled = false;
-    let pending = '';
+    const lines = new LineSplitter();
     const untaken = setTimeout(() => settle(undefined), TAKE_MS);
     const settle = (code: number | undefined): void => {
       if (settled) return;
@@ -93,15 +94,13 @@ function exchange(connect: typeof connectSocket, path: string, call: CallFrame):
     // Ctrl-C: closing the connection stops the command in the daemon (a sync stops at the next file, writing nothing).
     const interrupted = (): void => settle(130);
     process.once('SIGINT', interrupted);
-    socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(`${JSON.stringify(call)}\n`));
-    socket.on('data', (text: string) => {
-      const lines = (pending + text).split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) {
+    socket.on('data', (chunk: Buffer) => {
+      for (const line of lines.push(chunk)) {
+        if (line.kind !== 'line') continue;
         let frame: ReplyFrame;
         try {
-          frame = JSON.parse(line) as ReplyFrame;
+          frame = JSON.parse(line.bytes.toString('utf8')) as ReplyFrame;
         } catch {
           continue;
         }

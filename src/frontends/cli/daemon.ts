@@ -20,6 +20,7 @@ import { TOOL_VERSION } from '../../core/version.js';
 import type { Engine } from '../../engine/engine.js';
 import { helpersInBackground } from '../../engine/give-way.js';
 import { rootOf } from './daemon-client.js';
+import { LineSplitter } from '../lines.js';
 import { type CallFrame, type ControlFrame, DAEMON_ENV, type DaemonStatus, PRESENTATION_ENV, type ReplyFrame, behaviourEnv, buildId, daemonMode, daemonTakes, socketPath } from './daemon-protocol.js';
 import { DAEMON_MAX_ENV, DAEMON_MEMORY_ENV, type DaemonEntry, type DaemonLimits, DaemonRegistry, REPEATED_USE_MS, type StartedBy, daemonLimits, isRunning, isSameProcess, processIdentity, residentBytes } from './daemon-registry.js';
 
@@ -407,18 +408,14 @@ function reply(socket: Socket, frame: ReplyFrame, end = false): void {
 
 /** The first line a client sends, then `take` it; a client that sends more than MAX_CALL_BYTES without a newline is dropped. */
 function readFirstLine(socket: Socket, take: (line: string) => void): void {
-  let buffered = '';
-  const onData = (text: string): void => {
-    buffered += text;
-    const newline = buffered.indexOf('\n');
-    if (newline >= 0) {
-      socket.removeListener('data', onData);
-      take(buffered.slice(0, newline));
-    } else if (buffered.length > MAX_CALL_BYTES) {
-      socket.destroy();
-    }
+  const lines = new LineSplitter(MAX_CALL_BYTES);
+  const onData = (chunk: Buffer): void => {
+    const [first] = lines.push(chunk);
+    if (first === undefined && !lines.overLimit) return;
+    socket.removeListener('data', onData);
+    if (first?.kind === 'line') take(first.bytes.toString('utf8'));
+    else socket.destroy();
   };
-  socket.setEncoding('utf8');
   socket.on('data', onData);
 }
 
@@ -494,17 +491,15 @@ async function askDaemon(path: string, frame: ControlFrame): Promise<ReplyFrame 
   const { connect } = await import('node:net');
   return new Promise((resolveAnswer) => {
     const socket = connect(path);
-    let pending = '';
+    const lines = new LineSplitter();
     let answer: ReplyFrame | undefined;
     const unanswered = setTimeout(() => socket.destroy(), CONTROL_MS);
-    socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(`${JSON.stringify(frame)}\n`));
-    socket.on('data', (text: string) => {
-      pending += text;
-      const newline = pending.indexOf('\n');
-      if (newline < 0 || answer !== undefined) return;
+    socket.on('data', (chunk: Buffer) => {
+      const [first] = lines.push(chunk);
+      if (first?.kind !== 'line' || answer !== undefined) return;
       try {
-        answer = JSON.parse(pending.slice(0, newline)) as ReplyFrame;
+        answer = JSON.parse(first.bytes.toString('utf8')) as ReplyFrame;
       } catch {
         socket.destroy();
       }

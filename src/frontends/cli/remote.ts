@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ERROR_CODES, type ErrorCode, RepodexError, errorMessage } from '../../core/errors.js';
+import { type ErrorCode, RepodexError, errorMessage, isErrorCode } from '../../core/errors.js';
+import { type CallError, OPS, type Op, type RequestOf, type ResponseOf, flagOf, opsOn, partition, serves, toSurface, withheldOn } from '../../protocol/index.js';
 import { defaultServerFolder, generatedTokenPath, isLoopback, readGeneratedToken } from '../http/access-token.js';
 import { listenerIsMine } from './listener-owner.js';
-import { humanSafe, printAudit, printBundle, printFetch, printFiles, printOpen, printOutline, printSearch, printStatus, printSyncSummary } from './printers.js';
-import { type Style, styleFor } from './style.js';
 
 /** Where the CLI finds a team server: --server, else REPODEX_SERVER, else the default address. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:7800';
@@ -81,7 +80,7 @@ export class ServerClient {
     const { token, from, withheld } = this.credentials;
     const what = token ? `refused the token from ${from}` : `needs a bearer token and none was sent${withheld ? ` (${withheld})` : ''}`;
     const where = `a server started without --token-file keeps its own in DATA-DIR/token (by default ${generatedTokenPath(defaultServerFolder())})`;
-    return new RepodexError('BAD_REQUEST', `${this.base} ${what}: pass --token-file F or set REPODEX_TOKEN; ${where}`, { selfContained: true });
+    return new RepodexError('UNAUTHORIZED', `${this.base} ${what}: pass --token-file F or set REPODEX_TOKEN; ${where}`, { selfContained: true });
   }
 
   /** The body of a successful answer; a failure `{ok:false, code, error}` becomes the error it names. */
@@ -115,14 +114,18 @@ function refusedAnswer(body: Record<string, unknown>): Record<string, unknown> {
   return fetched;
 }
 
-/** A server's failure answer as the error it names (codes only a server has, such as RATE_LIMITED, are named in the message), or undefined for a success or a refused read. */
+/**
+ * A server's failure answer as the error it names, with the error table's exit code; or undefined
+ * for a success or a refused read. A code this build does not know (a newer server's) is named in
+ * the message, under the code of its status's class.
+ */
 function failureOf(answer: Answer): RepodexError | undefined {
   const body = answer.body as { ok?: unknown; code?: unknown; error?: unknown; hint?: unknown; blocked?: unknown };
   if (answer.status < 400 || body === null || typeof body !== 'object' || body.ok !== false || typeof body.blocked === 'boolean') return undefined;
   const code = typeof body.code === 'string' ? body.code : '';
   const message = `${String(body.error ?? `the server answered ${answer.status}`)}${typeof body.hint === 'string' ? ` (${body.hint})` : ''}`;
-  const known: ErrorCode = code in ERROR_CODES ? (code as ErrorCode) : answer.status >= 500 ? 'SERVER_UNAVAILABLE' : 'BAD_REQUEST';
-  return new RepodexError(known, code in ERROR_CODES || code === '' ? message : `${message} [${code}]`, { selfContained: true });
+  const known: ErrorCode = isErrorCode(code) ? code : answer.status >= 500 ? 'SERVER_UNAVAILABLE' : 'BAD_REQUEST';
+  return new RepodexError(known, isErrorCode(code) || code === '' ? message : `${message} [${code}]`, { selfContained: true });
 }
 
 /**
@@ -151,69 +154,69 @@ export function clientToken(tokenFile: string | undefined, url: string, env: Nod
   return { token, from };
 }
 
-/** What a remote command prints, and its exit code. */
+/** What a `repo` command prints, and its exit code. */
 export interface RemoteOutput {
   readonly stdout?: string;
-  readonly stderr?: string;
   readonly code: number;
 }
 
-type Printer<T> = (data: T, style: Style) => string;
-
-/** A command's request to the server and how its answer is printed. */
-interface RemoteCommand {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+/** The HTTP request for one op on a server. */
+export interface RemoteRequest {
+  readonly method: 'GET' | 'POST';
   readonly path: string;
   readonly body?: Record<string, unknown>;
-  readonly print: Printer<never>;
 }
 
-/** The request `repodex <name> --repo ID …` sends, from the request the command would run here. */
-export function remoteCommand(name: string, repoId: string, request: Record<string, unknown>): RemoteCommand {
-  const query = (fields: Record<string, unknown>): string =>
-    `?${new URLSearchParams(Object.entries({ repo_id: repoId, ...fields }).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)] as [string, string]]))).toString()}`;
-  switch (name) {
-    case 'status':
-      return { method: 'GET', path: `/status${query({})}`, print: printStatus as Printer<never> };
-    case 'sync':
-      return { method: 'POST', path: '/index/run', body: { repo_id: repoId, force: request.force }, print: printSyncSummary as Printer<never> };
-    case 'search':
-      return { method: 'POST', path: '/search', body: { repo_id: repoId, query: request.q, top_k: request.top_k, mode: request.mode, glob: request.glob, lang: request.lang }, print: printSearch as Printer<never> };
-    case 'fetch':
-      return { method: 'POST', path: '/fetch', body: { repo_id: repoId, ids: request.ids, max_lines: request.max_lines }, print: printFetch as Printer<never> };
-    case 'open':
-      return { method: 'GET', path: `/open${query({ path: request.path, start: request.start_line, end: request.end_line })}`, print: printOpen as Printer<never> };
-    case 'outline':
-      return { method: 'GET', path: `/outline${query({ path: request.path })}`, print: printOutline as Printer<never> };
-    case 'files':
-      return { method: 'GET', path: `/files${query({ glob: request.glob, limit: request.limit, include_hidden: request.include_hidden })}`, print: printFiles as Printer<never> };
-    case 'bundle':
-      return {
-        method: 'POST',
-        path: '/bundle',
-        body: { repo_id: repoId, prompt: request.prompt, max_files: request.max_files, max_lines: request.max_lines, include_tests: request.include_tests },
-        print: printBundle as Printer<never>,
-      };
-    case 'audit':
-      return { method: 'GET', path: `/audit${query({ since: request.since, limit: request.limit })}`, print: printAudit as Printer<never> };
-    default:
-      throw new RepodexError('BAD_REQUEST', `${name} runs here only, not on a server: leave out --repo (commands with --repo: status, sync, search, fetch, open, outline, files, bundle, audit)`, { selfContained: true });
+/**
+ * The request `repodex <op> --repo ID …` sends: the op's route, with the request's fields under
+ * the route's names (in the query of a GET). A field the server does not take is refused here,
+ * never dropped.
+ */
+export function remoteRequest<O extends Op>(op: O, repoId: string, request: RequestOf<O>): RemoteRequest {
+  const fields = remoteFields(op, request);
+  const params = { repo_id: repoId, ...toSurface('http', op, fields) };
+  const { method, path } = OPS[op].http!;
+  if (method === 'POST') return { method, path, body: params };
+  const query = new URLSearchParams(Object.entries(params).map(([name, value]): [string, string] => [name, String(value)]));
+  return { method, path: `${path}?${query.toString()}` };
+}
+
+/** The request's fields, once checked to be ones a server takes: an op or a field it does not take is refused here, never dropped. */
+function remoteFields<O extends Op>(op: O, request: RequestOf<O>): Record<string, unknown> {
+  if (!serves('http', op)) throw new RepodexError('BAD_REQUEST', `${op} runs here only, not on a server: leave out --repo (commands with --repo: ${opsOn('http').join(', ')})`, { selfContained: true });
+  const fields = request as unknown as Record<string, unknown>;
+  for (const [field, why] of Object.entries(withheldOn('http', op))) {
+    if (fields[field] !== undefined) throw new RepodexError('BAD_REQUEST', `${flagOf(op, field) ?? field} runs here only, not on a server (${why}): leave out --repo`, { selfContained: true });
   }
+  return fields;
 }
 
-/** Run one command on a server and render its answer as the local command would (`--json`: the same object). */
-export async function runRemote(client: ServerClient, command: RemoteCommand, json: boolean, stdout: NodeJS.WritableStream): Promise<RemoteOutput> {
-  const answer = await client.send(command.method, command.path, command.body);
+/** The outcome of one op on a server, as the local call's: the answer, what of it was served and what refused, and the error. */
+export interface RemoteOutcome<O extends Op = Op> {
+  readonly data: ResponseOf<O>;
+  readonly served: ResponseOf<O> | undefined;
+  readonly refused: ResponseOf<O> | undefined;
+  readonly error: CallError | undefined;
+  readonly warnings: string[];
+}
+
+/**
+ * Run one request on a server, for the repository `repo` names (an id, a name or a root). A refused read comes back as the local call's would (the answer,
+ * split by the op's refusal rule, the same one `call` applies); any other failure throws the error
+ * the server named.
+ */
+export async function runRemote<O extends Op>(client: ServerClient, op: O, repo: string, request: RequestOf<O>): Promise<RemoteOutcome<O>> {
+  remoteFields(op, request); // before the server is asked which repository `repo` names
+  const sent = remoteRequest(op, await client.repoId(repo), request);
+  const answer = await client.send(sent.method, sent.path, sent.body);
   const failure = failureOf(answer);
   if (failure) throw failure;
-  const data = answer.status >= 400 ? refusedAnswer(answer.body as Record<string, unknown>) : (answer.body as Record<string, unknown>);
-  const style = styleFor(stdout as NodeJS.WriteStream);
-  const refused = answer.status >= 400 || (Array.isArray(data.chunks) && (data.chunks as object[]).every((chunk) => 'error' in chunk));
-  if (json) return { stdout: JSON.stringify(data), code: refused ? 1 : 0 };
-  const text = (command.print as Printer<unknown>)(humanSafe(data), style);
-  // As the local command does: a sync the answer needed first is told on stderr.
-  const synced = command.print !== (printSyncSummary as Printer<never>) && data.synced !== undefined ? `${printSyncSummary(humanSafe(data.synced) as never)}\n` : '';
-  return refused ? { stderr: `${synced}${text}`, code: 1 } : { stdout: text, ...(synced ? { stderr: synced.trimEnd() } : {}), code: 0 };
+  const data = (answer.status >= 400 ? refusedAnswer(answer.body as Record<string, unknown>) : answer.body) as ResponseOf<O>;
+  const split = partition(op, data);
+  const refusal = split.refusal;
+  const error: CallError | undefined = refusal ? { code: refusal.blocked ? 'BLOCKED' : 'REFUSED', message: refusal.error, hint: refusal.hint } : undefined;
+  const own = (data as { warnings?: unknown }).warnings;
+  return { data, served: split.served, refused: split.refused, error, warnings: Array.isArray(own) ? (own as string[]) : [] };
 }
 
 /** `repodex repo …`: the repositories of a server. */

@@ -35,12 +35,13 @@ const MEANING: Readonly<Record<number, string>> = {
   401: 'A bearer token is needed, or the one sent is wrong; without a token, the request named another Host than this server',
   403: 'The read is refused: a secret, or a path outside the repository (`blocked: true`; the hint says what to do)',
   404: 'No repository with that id; or the file, folder or chunk asked for is not there (a refusal with `blocked: false`)',
-  409: 'The repository stands in the way: another sync holds the lock, its config is invalid, its index is damaged or from another version (the message says what to do)',
+  409: 'The repository or the server stands in the way: another sync holds the lock; its config, environment or embedder is invalid; its index is missing, damaged or from another version; its files cannot be written (the message says what to do)',
   413: 'The body is larger than the server takes (--max-body-bytes on serve)',
   415: 'The body is not sent as JSON (Content-Type: application/json)',
   429: 'Too many requests from this client (Retry-After says when to ask again)',
-  500: 'The server could not answer: a failure of its environment or a bug (the message says which; the server logs it under the request id)',
-  503: 'The store cannot be reached, or the request took too long (the work it started goes on; ask again in a moment)',
+  500: 'A bug in the server (it logs the details under the request id)',
+  503: 'Nothing is wrong with the request: the store cannot be reached or was lost, the index changed while answering, the server was stopping, or the request took too long (the work it started goes on); ask again in a moment',
+  507: "The server's disk is full",
 };
 
 /** How the server answers failures: every code it may send, and the status of each. */
@@ -135,7 +136,7 @@ export function openApiDocument<C extends string>(options: { readonly token?: st
       ...(route.method === 'GET' ? { parameters: parameters(route.input) } : { requestBody: { required: true, ...json(schema(route.input, 'input')) } }),
       responses: {
         '200': answer(`The answer, as \`repodex ${route.op} --json\` prints it`, schema(RESPONSES[route.op] as z.ZodMiniType)),
-        ...failing([...always, 400, 404, 409, 503, ...(route.method === 'POST' ? [413, 415] : [])], refusals),
+        ...failing([...always, 400, 404, 409, 503, 507, ...(route.method === 'POST' ? [413, 415] : [])], refusals),
       },
     });
   }
@@ -143,19 +144,19 @@ export function openApiDocument<C extends string>(options: { readonly token?: st
   add('/repos', 'get', {
     operationId: 'listRepos',
     summary: 'The registered repositories, with their state at a glance.',
-    responses: { '200': answer('Repositories', schema(ReposResponse)), ...failing([...always, 503]) },
+    responses: { '200': answer('Repositories', schema(ReposResponse)), ...failing([...always, 409, 503]) },
   });
   add('/repos', 'post', {
     operationId: 'addRepo',
     summary: 'Register a repository: the root of a git work tree (or a folder with .repodex/) the server may read. A root already registered keeps its id.',
     requestBody: { required: true, ...json(schema(AddRepoBody, 'input')) },
-    responses: { '200': answer('Already registered', schema(AddRepoResponse)), '201': { ...answer('Registered', schema(AddRepoResponse)) }, ...failing([...always, ...body, 503]) },
+    responses: { '200': answer('Already registered', schema(AddRepoResponse)), '201': { ...answer('Registered', schema(AddRepoResponse)) }, ...failing([...always, ...body, 409, 503, 507]) },
   });
   add('/repos/{repo_id}', 'delete', {
     operationId: 'removeRepo',
     summary: 'Stop serving a repository (its index stays).',
     parameters: repoIdPath,
-    responses: { '200': answer('Removed', schema(RemoveRepoResponse)), ...failing([...always, 404, 413, 503]) },
+    responses: { '200': answer('Removed', schema(RemoveRepoResponse)), ...failing([...always, 404, 409, 413, 503, 507]) },
   });
   add('/index/status/{repo_id}', 'get', {
     operationId: 'indexStatus',
@@ -171,14 +172,14 @@ export function openApiDocument<C extends string>(options: { readonly token?: st
       operationId,
       summary,
       requestBody: { required: true, ...json(schema(RepoIdBody, 'input')) },
-      responses: { '200': answer('Index status', schema(IndexStatusResponse)), ...failing([...always, ...body, 404, 409, 503]) },
+      responses: { '200': answer('Index status', schema(IndexStatusResponse)), ...failing([...always, ...body, 404, 409, 503, 507]) },
     });
   }
   add('/hooks/push', 'post', {
     operationId: 'pushHook',
     summary: 'Re-index now: what a git post-commit/post-merge hook or a CI step calls, naming the repository by id or root.',
     requestBody: { required: true, ...json(schema(PushBody, 'input')) },
-    responses: { '200': answer('The sync counters', schema(RESPONSES.sync as z.ZodMiniType)), ...failing([...always, ...body, 404, 409, 503]) },
+    responses: { '200': answer('The sync counters', schema(RESPONSES.sync as z.ZodMiniType)), ...failing([...always, ...body, 404, 409, 503, 507]) },
   });
   add('/health', 'get', {
     operationId: 'health',

@@ -1,15 +1,16 @@
 import * as z from 'zod/mini';
 import { RESPONSES } from '../../protocol/responses.js';
-import { AuditRequest, BundleRequest, type CallResult, FetchRequest, FilesRequest, type Op, OpenRequest, OutlineRequest, SearchRequest, SyncRequest } from '../../protocol/index.js';
+import { type CallResult, OPS, type Op, REPO_ID, inputSchema, opsOn } from '../../protocol/index.js';
 
 /**
- * The HTTP API's requests, each mapped onto one op of the shared protocol (the same validation,
- * freshness policy, safety, limits and audit log as every other front end), and the answers of
- * the routes that are the server's own (repositories, index status, health). One table feeds the
- * router and `/openapi.json`, so the document cannot drift from what is served.
+ * The HTTP API's requests: a route for each op the op table serves over HTTP (its method, path,
+ * parameter names and summary are the table's; its input is the op's request under those names,
+ * with `repo_id`), and the answers of the routes that are the server's own (repositories, index
+ * status, health). The routes feed the router and `/openapi.json`, so the document cannot drift
+ * from what is served, nor the API from the other front ends.
  */
 
-const repoId = z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'must be at most 100 characters'));
+const repoId = REPO_ID;
 
 /** A route that runs one op for one repository. */
 export interface OpRoute {
@@ -19,107 +20,17 @@ export interface OpRoute {
   readonly summary: string;
   /** The request: a JSON body (POST) or query parameters (GET); always with `repo_id`. */
   readonly input: z.ZodMiniObject;
-  /** Query parameters read as numbers or booleans (a query string holds only text). */
-  readonly numbers?: readonly string[];
-  readonly booleans?: readonly string[];
-  /** The op request for validated input. */
-  toRequest(input: Record<string, unknown>): Record<string, unknown>;
-  /** The HTTP field names of op fields, so errors name what the client sent. */
-  readonly fieldNames?: Readonly<Record<string, string>>;
   /** Requests that may run a whole sync get longer than the request timeout. */
-  readonly long?: boolean;
+  readonly long: boolean;
   /** A read that may be refused (a secret, a path outside the repository, a chunk that is gone): 403 or 404 with what it can still say. */
   readonly refuses?: 'path' | 'chunks';
 }
 
-export const OP_ROUTES: readonly OpRoute[] = [
-  {
-    method: 'POST',
-    path: '/search',
-    op: 'search',
-    summary: 'Ranked code chunks for a query (indexes first when the index is missing or stale).',
-    input: z.strictObject({ repo_id: repoId, query: SearchRequest.shape.q, mode: SearchRequest.shape.mode, top_k: SearchRequest.shape.top_k, glob: SearchRequest.shape.glob, lang: SearchRequest.shape.lang }),
-    toRequest: (input) => ({ op: 'search', q: input.query, mode: input.mode, top_k: input.top_k, glob: input.glob, lang: input.lang }),
-    fieldNames: { q: 'query' },
-    long: true,
-  },
-  {
-    method: 'POST',
-    path: '/fetch',
-    op: 'fetch',
-    summary: 'Line-numbered text of chunks by id (at most 5 ids, 120 lines each).',
-    input: z.strictObject({ repo_id: repoId, ids: FetchRequest.shape.ids, max_lines: FetchRequest.shape.max_lines }),
-    toRequest: (input) => ({ op: 'fetch', ids: input.ids, max_lines: input.max_lines }),
-    long: true,
-    refuses: 'chunks',
-  },
-  {
-    method: 'GET',
-    path: '/outline',
-    op: 'outline',
-    summary: 'The declarations of one file.',
-    input: z.strictObject({ repo_id: repoId, path: OutlineRequest.shape.path }),
-    toRequest: (input) => ({ op: 'outline', path: input.path }),
-    refuses: 'path',
-  },
-  {
-    method: 'GET',
-    path: '/open',
-    op: 'open',
-    summary: 'A bounded, line-numbered range of a file (sandboxed, secrets refused).',
-    input: z.strictObject({ repo_id: repoId, path: OpenRequest.shape.path, start: OpenRequest.shape.start_line, end: OpenRequest.shape.end_line }),
-    numbers: ['start', 'end'],
-    toRequest: (input) => ({ op: 'open', path: input.path, start_line: input.start, end_line: input.end }),
-    fieldNames: { start_line: 'start', end_line: 'end' },
-    refuses: 'path',
-  },
-  {
-    method: 'POST',
-    path: '/bundle',
-    op: 'bundle',
-    summary: 'The context a task needs: cited excerpts with reasons, within a budget.',
-    input: z.strictObject({ repo_id: repoId, prompt: BundleRequest.shape.prompt, max_files: BundleRequest.shape.max_files, max_lines: BundleRequest.shape.max_lines, include_tests: BundleRequest.shape.include_tests }),
-    toRequest: (input) => ({ op: 'bundle', prompt: input.prompt, max_files: input.max_files, max_lines: input.max_lines, include_tests: input.include_tests }),
-    long: true,
-  },
-  {
-    method: 'GET',
-    path: '/files',
-    op: 'files',
-    summary: 'The catalogued files, with size, mtime and language; with blocked=true, what is withheld as a secret, each with a reason.',
-    input: z.strictObject({ repo_id: repoId, glob: FilesRequest.shape.glob, limit: FilesRequest.shape.limit, include_hidden: FilesRequest.shape.include_hidden, blocked: FilesRequest.shape.blocked }),
-    numbers: ['limit'],
-    booleans: ['include_hidden', 'blocked'],
-    toRequest: (input) => ({ op: 'files', glob: input.glob, limit: input.limit, include_hidden: input.include_hidden, blocked: input.blocked }),
-    long: true,
-  },
-  {
-    method: 'GET',
-    path: '/status',
-    op: 'status',
-    summary: 'The whole status of one repository, as `repodex status --json` prints it.',
-    input: z.strictObject({ repo_id: repoId }),
-    toRequest: () => ({ op: 'status' }),
-  },
-  {
-    method: 'GET',
-    path: '/audit',
-    op: 'audit',
-    summary: 'Recent calls from the repository’s audit log.',
-    input: z.strictObject({ repo_id: repoId, since: AuditRequest.shape.since, limit: AuditRequest.shape.limit }),
-    numbers: ['limit'],
-    toRequest: (input) => ({ op: 'audit', since: input.since, limit: input.limit }),
-  },
-  {
-    method: 'POST',
-    path: '/index/run',
-    op: 'sync',
-    summary: 'Re-index now (only changed files are read; force rebuilds everything). Answers the sync counters.',
-    input: z.strictObject({ repo_id: repoId, force: SyncRequest.shape.force }),
-    toRequest: (input) => ({ op: 'sync', force: input.force }),
-    long: true,
-  },
-];
+export const OP_ROUTES: readonly OpRoute[] = opsOn('http').map((op) => {
+  const { http, refuses } = OPS[op];
+  const refusal = refuses === undefined ? {} : { refuses: refuses === 'whole' ? ('path' as const) : ('chunks' as const) };
+  return { method: http!.method, path: http!.path, op, summary: http!.summary, input: inputSchema('http', op), long: http!.long === true, ...refusal };
+});
 
 // The server's own routes.
 

@@ -7,12 +7,12 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod/mini';
-import { ERROR_CODES, type ErrorCode, RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
+import { ERRORS, type ErrorCode, RepodexError, errorMessage, isRepodexError } from '../../core/errors.js';
 import { shownFailure } from '../../core/error-log.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { within } from '../../core/within.js';
 import { CallLog } from '../../engine/audit.js';
-import { type CallError, Request, call, describeIssues, recordRequest } from '../../protocol/index.js';
+import { type CallError, type Op, type RequestOf, accept, call, describeIssues, kindOf, nameOn, recordRequest, requestFields } from '../../protocol/index.js';
 import type { RepoHost } from '../../repo-host.js';
 import { type McpOptions, type McpRepos, createMcpServer } from '../mcp/server.js';
 import type { Engine } from '../../engine/engine.js';
@@ -70,68 +70,24 @@ interface RequestState {
   recorded?: boolean;
   /** Set for a request refused during a lockout: not logged or audited one by one (the lockout's one line counts it). */
   uncounted?: boolean;
+  /** The code of the failure it was answered with, for its audit line. */
+  outcome?: ErrorCode;
 }
 
 type Env = { Variables: { state: RequestState } };
 
-/** The codes of failures only the server answers (the others are the codes of errors, core/errors.ts, and of refused reads). */
-const SERVER_CODES = ['UNAUTHORIZED', 'NOT_FOUND', 'TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'TIMEOUT'] as const;
+/** Every code a failure answer may carry, for the API document: the error table's, less the CLI's own (no server answers that it cannot be reached). */
+const FAILURE_CODES: readonly ErrorCode[] = (Object.keys(ERRORS) as ErrorCode[]).filter((code) => code !== 'SERVER_UNAVAILABLE');
 
-/** A code a failure answer may carry. */
-type FailureCode = ErrorCode | CallError['code'] | (typeof SERVER_CODES)[number];
-
-/** Every code a failure answer may carry, for the API document. */
-const FAILURE_CODES: readonly FailureCode[] = [...(Object.keys(ERROR_CODES) as ErrorCode[]), 'BLOCKED', 'REFUSED', ...SERVER_CODES];
-
-/** HTTP status of a call's error code. */
-function statusOf(code: FailureCode): ContentfulStatusCode {
-  switch (code) {
-    case 'BAD_REQUEST':
-    case 'ROOT_NOT_FOUND':
-    case 'NO_REPOSITORY':
-      return 400;
-    case 'UNAUTHORIZED':
-      return 401;
-    case 'BLOCKED':
-      return 403;
-    case 'REPO_UNKNOWN':
-    case 'REFUSED':
-    case 'NOT_FOUND':
-      return 404;
-    case 'LOCKED':
-    case 'INDEX_MISSING':
-    case 'INDEX_STALE':
-    case 'INDEX_CORRUPT':
-    case 'INDEX_INCOMPATIBLE':
-    case 'CONFIG_INVALID':
-    case 'IGNORE_UNREADABLE':
-    case 'VECTORS_INCOMPATIBLE':
-    case 'WATCH_UNAVAILABLE':
-      return 409;
-    case 'TOO_LARGE':
-      return 413;
-    case 'UNSUPPORTED_MEDIA_TYPE':
-      return 415;
-    case 'RATE_LIMITED':
-      return 429;
-    case 'STORE_UNAVAILABLE':
-    case 'STORE_LOST':
-    case 'NOT_WRITABLE':
-    case 'FILE_SYSTEM':
-    case 'INDEX_CHANGED':
-    case 'ABORTED':
-    case 'TIMEOUT':
-      return 503;
-    case 'DISK_FULL':
-      return 507;
-    default:
-      return 500;
-  }
+/** HTTP status of a failure's code: the error table's (core/errors.ts says the rule). */
+function statusOf(code: ErrorCode): ContentfulStatusCode {
+  return ERRORS[code].http as ContentfulStatusCode;
 }
 
 /** A failure answer: `{ok:false, code, error, hint?, request_id}`. */
-function failure(c: Context<Env>, code: FailureCode, message: string, hint?: string): Response {
+function failure(c: Context<Env>, code: ErrorCode, message: string, hint?: string): Response {
   const state = c.get('state');
+  state.outcome = code;
   return c.json({ ok: false, code, error: message, ...(hint !== undefined ? { hint } : {}), request_id: state.request_id }, statusOf(code));
 }
 
@@ -175,17 +131,17 @@ function sameToken(given: string, token: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** Query parameters as an object, with the route's numeric and boolean ones converted (text that is not one is left for the schema to refuse). */
+/** Query parameters as an object, the op's numeric and boolean fields converted (text that is not one is left for the schema to refuse). */
 function queryInput(c: Context<Env>, route: OpRoute): Record<string, unknown> {
   const input: Record<string, unknown> = { ...c.req.query() };
-  for (const name of route.numbers ?? []) {
+  for (const field of requestFields(route.op)) {
+    const name = nameOn('http', route.op, field);
     const value = input[name];
-    if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim())) input[name] = Number(value);
-  }
-  for (const name of route.booleans ?? []) {
-    const value = input[name];
-    if (value === 'true' || value === '1' || value === '') input[name] = true;
-    else if (value === 'false' || value === '0') input[name] = false;
+    if (typeof value !== 'string') continue;
+    const kind = kindOf(route.op, field);
+    if (kind === 'integer' && /^-?\d+(\.\d+)?$/.test(value.trim())) input[name] = Number(value);
+    else if (kind === 'boolean' && (value === 'true' || value === '1' || value === '')) input[name] = true;
+    else if (kind === 'boolean' && (value === 'false' || value === '0')) input[name] = false;
   }
   return input;
 }
@@ -282,7 +238,7 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     recordRequest(
       target,
       { frontend: 'http', tool: `${c.req.method} ${c.req.routePath === '/*' ? c.req.path : c.req.routePath}`, client: state.client },
-      { time: new Date(state.started).toISOString(), request_id: state.request_id, op: state.op ?? '', args: state.args ?? args, outcome: status < 400 ? 'ok' : outcomeOf(status), blocked: status === 403, duration_ms: Date.now() - state.started },
+      { time: new Date(state.started).toISOString(), request_id: state.request_id, op: state.op ?? '', args: state.args ?? args, outcome: status < 400 ? 'ok' : (state.outcome ?? `HTTP_${status}`), blocked: status === 403, duration_ms: Date.now() - state.started },
     );
   };
 
@@ -439,37 +395,32 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
     try {
       const repo = parsed.repo_id !== undefined ? await host.get(parsed.repo_id) : await host.byRoot(parsed.root!);
       c.get('state').repo_id = repo.repo_id;
-      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, { op: 'sync', force: parsed.force }, 'POST /hooks/push');
+      const request: RequestOf<'sync'> = { op: 'sync', ...(parsed.force !== undefined ? { force: parsed.force } : {}) };
+      return await runOp(c, OP_ROUTES.find((route) => route.op === 'sync')!, repo.repo_id, request, 'POST /hooks/push');
     } catch (error) {
       return thrownFailure(c, error, log);
     }
   });
 
-  /** Run one op for a repository through `call`: validation, freshness, safety, limits, audit. */
-  const runOp = async (c: Context<Env>, route: OpRoute, repoId: string, opRequest: Record<string, unknown>, calledAs = `${route.method} ${route.path}`): Promise<Response> => {
-    const parsed = Request.safeParse(opRequest, { reportInput: true });
-    if (!parsed.success) {
-      const names = route.fieldNames ?? {};
-      const issues = { issues: parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.map((part) => (typeof part === 'string' ? (names[part] ?? part) : part)) })) };
-      return failure(c, 'BAD_REQUEST', describeIssues(issues));
-    }
+  /** Run one validated request for a repository through `call` (freshness, safety, limits, audit), and answer what it says. */
+  const runOp = async (c: Context<Env>, route: OpRoute, repoId: string, request: RequestOf<Op>, calledAs = `${route.method} ${route.path}`): Promise<Response> => {
     const server = await host.engine(repoId);
     const state = c.get('state');
     state.recorded = true;
     return withTimeout(c, route.long ? longTimeoutMs : timeoutMs, async () => {
-      const result = await call(server.engine, parsed.data, { frontend: 'http', tool: calledAs, requestId: state.request_id, client: state.client });
+      const result = await call(server.engine, request, { frontend: 'http', tool: calledAs, requestId: state.request_id, client: state.client });
       if (result.data === undefined) return callFailure(c, result.error!);
       // The answer's JSON was made when it was measured against the response cap: sent as it is.
       if (!result.error) return result.json !== undefined ? c.body(result.json, 200, { 'Content-Type': 'application/json' }) : c.json(result.data as object, 200);
-      // A refused read still answers what it can: a fetch that served some chunks is a success.
-      const served = route.op === 'fetch' && (result.data as { chunks: object[] }).chunks.some((chunk) => !('error' in chunk));
-      return served ? c.json(result.data as object, 200) : c.json(refusalBody(result, state.request_id), statusOf(result.error.code));
+      // A partial answer (a fetch with some chunks gone) is a success, each refused item with its reason; a whole refusal is a failure with what it can still say.
+      return result.served !== undefined ? c.json(result.data as object, 200) : c.json(refusalBody(result, state.request_id), statusOf(result.error.code));
     });
   };
 
   const callFailure = (c: Context<Env>, error: CallError): Response => failure(c, error.code, error.message, error.hint);
 
   for (const route of OP_ROUTES) {
+    const name = `${route.method} ${route.path}`;
     const handler = async (c: Context<Env>): Promise<Response> => {
       let input: Record<string, unknown>;
       if (route.method === 'GET') input = queryInput(c, route);
@@ -478,14 +429,18 @@ export function createHttpApp(host: RepoHost, options: HttpOptions): { readonly 
         if (body instanceof Response) return body;
         input = body;
       }
-      const parsed = route.input.safeParse(input, { reportInput: true });
-      if (!parsed.success) return failure(c, 'BAD_REQUEST', describeIssues(parsed.error));
-      const args = parsed.data as Record<string, unknown>;
-      const repoId = args.repo_id as string;
+      const state = c.get('state');
+      // A refused request is recorded in the server's log (its repository is not known yet), under this request's id.
+      const taken = accept('http', { auditLog: serverLog }, { frontend: 'http', tool: name, client: state.client, requestId: state.request_id }, name, input);
+      if (!taken.ok) {
+        state.recorded = true;
+        return failure(c, 'BAD_REQUEST', taken.message);
+      }
+      const repoId = taken.own.repo_id as string;
       try {
         await host.get(repoId);
-        c.get('state').repo_id = repoId;
-        return await runOp(c, route, repoId, route.toRequest(args));
+        state.repo_id = repoId;
+        return await runOp(c, route, repoId, taken.request);
       } catch (error) {
         return thrownFailure(c, error, log);
       }
@@ -539,11 +494,6 @@ function isPagePath(path: string): boolean {
   return path === '/' || path.startsWith('/assets/') || path === '/favicon.ico';
 }
 
-function outcomeOf(status: number): string {
-  const codes: Record<number, string> = { 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'BLOCKED', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED', 503: 'UNAVAILABLE' };
-  return codes[status] ?? (status >= 500 ? 'INTERNAL' : `HTTP_${status}`);
-}
-
 /** MCP sessions over Streamable HTTP: each bound to the repository its first request named. */
 class McpSessions {
   private readonly sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; repoId: string | undefined; used: number }>();
@@ -565,12 +515,17 @@ class McpSessions {
       c.get('state').recorded = true; // each tool call is recorded by the call it runs
       return session.transport.handleRequest(c.req.raw);
     }
-    if (c.req.method !== 'POST') return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: start a session with an initialize request (POST)' } }, 400);
+    if (c.req.method !== 'POST') {
+      c.get('state').outcome = 'BAD_REQUEST';
+      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: start a session with an initialize request (POST)' } }, 400);
+    }
     let repoId: string | undefined;
     try {
       repoId = await this.repoOf(c.req.query('repo_id') ?? c.req.query('repo'));
     } catch (error) {
-      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: errorMessage(error) } }, isRepodexError(error) && error.code === 'REPO_UNKNOWN' ? 404 : 400);
+      const code: ErrorCode = isRepodexError(error) && error.code === 'REPO_UNKNOWN' ? 'REPO_UNKNOWN' : 'BAD_REQUEST';
+      c.get('state').outcome = code;
+      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: errorMessage(error) } }, code === 'REPO_UNKNOWN' ? 404 : 400);
     }
     if (this.sessions.size >= MAX_MCP_SESSIONS) this.evictOldest();
     const state = c.get('state');

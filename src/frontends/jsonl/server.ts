@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { shownFailure } from '../../core/error-log.js';
-import { type Engine, OPS, Request, call, describeIssues, recordRefused, recordUnreadable } from '../../protocol/index.js';
+import { type Engine, accept, call, recordUnreadable } from '../../protocol/index.js';
+import { type Line, LineSplitter } from '../lines.js';
 
 /** Longest request line accepted (SPEC §9: 1 MiB). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -34,54 +35,17 @@ export async function serveJsonl(engine: Engine, input: AsyncIterable<Buffer | s
       await new Promise<void>((resolve) => output.once('drain', resolve));
     }
   };
-  let parts: Buffer[] = [];
-  let size = 0;
-  let oversized = false;
-  // Of an oversized line: its length and first bytes, for the audit log (the rest is never kept).
-  let dropped = 0;
-  let head: Buffer = Buffer.alloc(0);
-  const endLine = async (): Promise<void> => {
-    if (oversized) {
-      recordUnreadable(engine, 'jsonl', `over the ${max}-byte line limit`, { bytes: dropped, head });
+  const answer = async (line: Line): Promise<void> => {
+    if (line.kind === 'oversized') {
+      recordUnreadable(engine, 'jsonl', `over the ${max}-byte line limit`, { bytes: line.length, head: line.head });
       await write({ ok: false, op: '', error: `request too large (limit ${max} bytes per line)`, code: 'BAD_REQUEST' });
     } else {
-      await write(await respond(engine, Buffer.concat(parts, size), options.log));
+      await write(await respond(engine, line.bytes, options.log));
     }
-    parts = [];
-    size = 0;
-    oversized = false;
-    dropped = 0;
-    head = Buffer.alloc(0);
   };
-  let sawBytes = false;
-  for await (const raw of input) {
-    const chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
-    let start = 0;
-    for (;;) {
-      const newline = chunk.indexOf(10, start);
-      const end = newline < 0 ? chunk.length : newline;
-      if (oversized) {
-        dropped += end - start;
-      } else if (end > start) {
-        if (size + (end - start) > max) {
-          oversized = true; // keep reading to the newline, keep nothing but the first bytes
-          head = Buffer.concat([...parts, chunk.subarray(start, end)]).subarray(0, HEAD_BYTES);
-          dropped = size + (end - start);
-          parts = [];
-          size = 0;
-        } else {
-          parts.push(chunk.subarray(start, end));
-          size += end - start;
-        }
-      }
-      sawBytes ||= end > start;
-      if (newline < 0) break;
-      await endLine();
-      sawBytes = false;
-      start = newline + 1;
-    }
-  }
-  if (sawBytes || oversized) await endLine(); // a last line without its newline still gets an answer
+  const lines = new LineSplitter(max, HEAD_BYTES);
+  for await (const chunk of input) for (const line of lines.push(chunk)) await answer(line);
+  for (const line of lines.end()) await answer(line); // a last line without its newline still gets an answer
 }
 
 /** A response line already made: the JSON of its answer was made when it was measured against the response cap. */
@@ -115,24 +79,12 @@ async function respond(engine: Engine, line: Buffer, log?: (message: string) => 
   const record = raw as Record<string, unknown>;
   // Echo only ids the schema would accept, so a response never carries an arbitrarily large id back.
   const id = (typeof record.id === 'string' && record.id.length <= 256) || typeof record.id === 'number' ? { id: record.id } : {};
-  const { op: _op, id: _id, ...args } = record;
-  const op = record.op;
-  if (typeof op !== 'string') {
-    recordRefused(engine, { frontend: 'jsonl' }, '', args);
-    return { ok: false, op: '', error: 'missing "op": one of ' + OPS.join(', '), code: 'BAD_REQUEST', ...id };
-  }
-  if (!(OPS as readonly string[]).includes(op)) {
-    recordRefused(engine, { frontend: 'jsonl' }, op, args);
-    return { ok: false, op: '', error: `unknown op ${JSON.stringify(op)}: expected one of ${OPS.join(', ')}`, code: 'BAD_REQUEST', ...id };
-  }
-  const parsed = Request.safeParse(raw, { reportInput: true });
-  if (!parsed.success) {
-    recordRefused(engine, { frontend: 'jsonl' }, op, args);
-    return { ok: false, op, error: `bad request: ${describeIssues(parsed.error)}`, code: 'BAD_REQUEST', ...id };
-  }
+  const taken = accept('jsonl', engine, { frontend: 'jsonl' }, record.op, record);
+  if (!taken.ok) return { ok: false, op: taken.op ?? '', error: taken.reason === 'invalid' ? `bad request: ${taken.message}` : taken.message, code: 'BAD_REQUEST', ...id };
+  const op = taken.op;
   try {
     // Every op goes through the same call: the engine's freshness policy, the response cap, the audit log.
-    const result = await call(engine, parsed.data, { frontend: 'jsonl' });
+    const result = await call(engine, taken.request, { frontend: 'jsonl' });
     if (result.error) {
       const { code, message, hint } = result.error;
       return { ok: false, op, error: message, code, ...(hint !== undefined ? { blocked: result.blocked, hint } : {}), ...(result.data !== undefined ? { data: result.data } : {}), ...id };

@@ -12,131 +12,54 @@ import type { CallLog } from '../../engine/audit.js';
 import { TOOL_VERSION } from '../../core/version.js';
 import { DEFAULT_LIMITS, type LimitName, type Limits } from '../../core/limits.js';
 import {
-  AuditRequest,
-  BundleRequest,
-  CAPS,
   type CallResult,
+  type Caller,
   type Engine,
-  FilesRequest,
+  OPS,
   type Op,
-  OpenRequest,
-  OutlineRequest,
-  Request,
-  SearchRequest,
-  SyncRequest,
+  accept,
   call,
   describeIssues,
-  recordRefused,
+  inputSchema,
+  nameOn,
+  opNamed,
+  opsOn,
   recordUnreadable,
-  wholeNumber,
+  refuseCall,
 } from '../../protocol/index.js';
 import { RESPONSES } from '../../protocol/responses.js';
 
 /**
- * The MCP server (seed 002 §11): eight `repo.*` tools over stdio, each answering the envelope
- * `{request_id, ok, result, warnings, blocked}` as structured content (with an output schema)
- * and as text. Every tool maps onto one op of the shared protocol and runs through `call`: the
- * same validation, freshness policy, safety, limits and audit log as the CLI and JSONL.
+ * The MCP server (seed 002 §11): a `repo.*` tool for each op the op table serves over MCP, each
+ * answering the envelope `{request_id, ok, result, warnings, blocked}` as structured content (with
+ * an output schema) and as text. Its input schema is the op's request under the table's argument
+ * names, and every call goes through `accept` and `call`: the same validation, freshness policy,
+ * safety, limits and audit log as the CLI and JSONL.
  */
 
 /** How tool names are spelled: the seed's dotted names, or with underscores for clients that reject dots. */
 export type ToolNaming = 'dotted' | 'underscore';
 
-/** A count with a fixed cap, advertised as the schema's maximum and enforced (`1e308` is "at most N"). */
-const count = (max: number) => wholeNumber(1, max);
 interface ToolSpec {
   readonly name: string;
   readonly op: Op;
   readonly description: string;
+  /** The op's request under the tool's argument names (generated from the op table). */
   readonly input: z.ZodMiniObject;
-  /** The op request for validated tool arguments. */
-  toRequest(args: Record<string, unknown>): Record<string, unknown>;
-  /** Tool argument names for the op's field names, so validation errors name what the client sent. */
-  readonly fieldNames?: Record<string, string>;
   /**
-   * Arguments capped by a server limit (`top_k` by max_search_hits): a larger value is answered
-   * with that many and a warning, so the schema sets no maximum; its description names the limit
-   * in force.
+   * Arguments capped by a server limit (`top_k` by max_search_hits; nested: `budget.max_files`): a
+   * larger value is answered with that many and a warning, so the schema sets no maximum; its
+   * description names the limit in force.
    */
-  readonly limited?: Readonly<Record<string, LimitName>>;
+  readonly limited: Readonly<Record<string, LimitName>>;
 }
 
-const TOOLS: readonly ToolSpec[] = [
-  {
-    name: 'repo.status',
-    op: 'status',
-    description: 'The repository and its index: root, state (pending, indexing, ready, stale), last refresh, file and chunk counts, git commit indexed vs HEAD, outline adapters and the response limits.',
-    input: z.strictObject({}),
-    toRequest: () => ({ op: 'status' }),
-  },
-  {
-    name: 'repo.list_files',
-    op: 'files',
-    description:
-      'Files of the repository the index knows, with size and mtime (path order). Filter with a glob such as "src/**/*.ts"; hidden files (a name starting with ".") only with include_hidden. With blocked, what is withheld as a secret instead, each with a reason (a credential in its text with rule and line, a secret file name, a name shaped like a credential).',
-    input: z.strictObject({ glob: FilesRequest.shape.glob, max_results: z.optional(count(CAPS.files_limit)), include_hidden: FilesRequest.shape.include_hidden, blocked: FilesRequest.shape.blocked }),
-    toRequest: (args) => ({ op: 'files', glob: args.glob, limit: args.max_results, include_hidden: args.include_hidden, blocked: args.blocked }),
-    fieldNames: { limit: 'max_results' },
-  },
-  {
-    name: 'repo.open_file',
-    op: 'open',
-    description:
-      'Numbered lines ("N| text") of one file, from start_line to end_line (at most max_open_lines, 120 by default). `truncated` says whether lines of the range were withheld; `next_start` where to continue. Paths are relative to the repository root (absolute paths inside it work too). Secrets and paths outside the repository are refused with blocked: true.',
-    input: z.strictObject({ path: OpenRequest.shape.path, start_line: OpenRequest.shape.start_line, end_line: OpenRequest.shape.end_line }),
-    toRequest: (args) => ({ op: 'open', path: args.path, start_line: args.start_line, end_line: args.end_line }),
-  },
-  {
-    name: 'repo.outline',
-    op: 'outline',
-    description:
-      'The declarations of one file (classes, functions, methods, types, …) with line ranges, signatures, doc lines, parent symbol, scope and whether they sit under control flow. Nothing is executed. Languages: see repo.status adapters.',
-    input: z.strictObject({ path: OutlineRequest.shape.path }),
-    toRequest: (args) => ({ op: 'outline', path: args.path }),
-  },
-  {
-    name: 'repo.search',
-    op: 'search',
-    description:
-      'Ranked code chunks for a query in English words or identifiers ("where is the retry handled", "parseConfig"): path, line range, the lines that matched, the declaration they sit in, score, and why (matched terms, then signals such as path:T or history:T). Pasted bug reports and stack traces work as queries. At most 2 results per file. Read more with repo.open_file using the line range. file_glob narrows to paths such as "src/**/*.py". mode: bm25 (default, measured best), vector (nearest chunk embeddings: for questions that name no identifier) or hybrid (both fused; why then carries vector:SIM); vector and hybrid answer with bm25 and a warning until the chunks are embedded.',
-    input: z.strictObject({ query: SearchRequest.shape.q, mode: SearchRequest.shape.mode, top_k: SearchRequest.shape.top_k, file_glob: SearchRequest.shape.glob }),
-    toRequest: (args) => ({ op: 'search', q: args.query, mode: args.mode, top_k: args.top_k, glob: args.file_glob }),
-    fieldNames: { q: 'query', glob: 'file_glob' },
-    limited: { top_k: 'max_search_hits' },
-  },
-  {
-    name: 'repo.refresh_index',
-    op: 'sync',
-    description: 'Bring the index up to date now (only changed files are read; force rebuilds everything). Answers added / updated / removed file counts, chunk counts, duration and the new timestamp. Other tools refresh a stale index by themselves.',
-    input: z.strictObject({ force: SyncRequest.shape.force }),
-    toRequest: (args) => ({ op: 'sync', force: args.force }),
-  },
-  {
-    name: 'repo.build_context_bundle',
-    op: 'bundle',
-    description:
-      'The context a task needs, in one call: keywords from the prompt, several searches, excerpts widened to their enclosing declarations, each with a citation (path:start-end) and the reason it was chosen, within a strict budget of files and lines. Deterministic; also written to .repodex/last_bundle.md for people.',
-    input: z.strictObject({
-      prompt: BundleRequest.shape.prompt,
-      budget: z.optional(z.strictObject({ max_files: BundleRequest.shape.max_files, max_total_lines: z.optional(count(CAPS.bundle_lines)) })),
-      include_tests: BundleRequest.shape.include_tests,
-      strategy: z.optional(z.enum(['hybrid', 'deterministic'])),
-    }),
-    toRequest: (args) => {
-      const budget = (args.budget ?? {}) as { max_files?: number; max_total_lines?: number };
-      return { op: 'bundle', prompt: args.prompt, max_files: budget.max_files, max_lines: budget.max_total_lines, include_tests: args.include_tests };
-    },
-    fieldNames: { max_files: 'budget.max_files', max_lines: 'budget.max_total_lines' },
-    limited: { 'budget.max_files': 'max_bundle_files' },
-  },
-  {
-    name: 'repo.audit_log',
-    op: 'audit',
-    description: 'Recent tool calls from the audit log (.repodex/audit.jsonl, or the audit_log table on a PostgreSQL store; every front end): request id, tool, sanitized arguments, outcome, blocked, duration. since: an ISO time or a duration such as 15m, 2h, 7d.',
-    input: z.strictObject({ since: AuditRequest.shape.since, limit: z.optional(count(CAPS.audit_limit)) }),
-    toRequest: (args) => ({ op: 'audit', since: args.since, limit: args.limit }),
-  },
-];
+/** The tools: one per op the op table serves over MCP, its arguments the op's request fields under the table's names. */
+const TOOLS: readonly ToolSpec[] = opsOn('mcp').map((op) => {
+  const entry = OPS[op];
+  const limited = Object.entries((entry.limited ?? {}) as Record<string, LimitName>).map(([field, limit]) => [nameOn('mcp', op, field), limit]);
+  return { name: entry.mcp!.tool, op, description: entry.mcp!.description, input: inputSchema('mcp', op), limited: Object.fromEntries(limited) as Record<string, LimitName> };
+});
 
 /** The names of the tools, as served with a naming. */
 export function toolNames(naming: ToolNaming = 'dotted'): string[] {
@@ -190,8 +113,8 @@ function envelopeOf(result: CallResult): Envelope {
 }
 
 /** A validation failure of tool arguments, in the tool's own field names. */
-function badArguments(tool: ToolSpec, message: string): Envelope {
-  return { request_id: randomUUID(), ok: false, result: null, warnings: [], blocked: false, error: { code: 'BAD_REQUEST', message: `${tool.name}: ${message}` } };
+function badArguments(tool: ToolSpec, message: string, requestId: string): Envelope {
+  return { request_id: requestId, ok: false, result: null, warnings: [], blocked: false, error: { code: 'BAD_REQUEST', message: `${tool.name}: ${message}` } };
 }
 
 /** Options of `serve --mcp`. */
@@ -228,7 +151,7 @@ export function createMcpServer(target: Engine | McpRepos, options: McpOptions =
   const one = isEngine(target) ? target : undefined;
   const many = isEngine(target) ? undefined : target;
   const log = one ? one.auditLog : many!.auditLog;
-  const who = { frontend: 'mcp', ...(options.client !== undefined ? { client: options.client } : {}) };
+  const who: CallWho = { frontend: 'mcp', ...(options.client !== undefined ? { client: options.client } : {}) };
   const server = new Server(
     { name: 'repodex', version: TOOL_VERSION },
     {
@@ -242,11 +165,7 @@ export function createMcpServer(target: Engine | McpRepos, options: McpOptions =
       ].join(' '),
     },
   );
-  const byName = new Map<string, ToolSpec>();
-  for (const tool of TOOLS) {
-    byName.set(tool.name, tool);
-    byName.set(spell(tool.name, 'underscore'), tool); // both spellings are always answered
-  }
+  const toolOf = new Map<Op, ToolSpec>(TOOLS.map((tool) => [tool.op, tool]));
   const inputOf = (tool: ToolSpec): z.ZodMiniObject => (many ? z.extend(tool.input, { repo: REPO_ARGUMENT }) : tool.input);
   const listed = TOOLS.map((tool) => ({
     name: spell(tool.name, naming),
@@ -261,9 +180,11 @@ export function createMcpServer(target: Engine | McpRepos, options: McpOptions =
     return { tools: listed.map((entry, i) => ({ ...entry, inputSchema: withLimits(entry.inputSchema, TOOLS[i]!.limited, limits) as { type: 'object' } })) };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = byName.get(request.params.name);
+    // Both spellings of a tool's name are always answered.
+    const op = opNamed('mcp', request.params.name);
+    const tool = op === undefined ? undefined : toolOf.get(op);
     if (!tool) {
-      recordRefused({ auditLog: log }, { ...who, tool: request.params.name }, '', request.params.arguments ?? {});
+      refuseCall({ auditLog: log }, { ...who, tool: request.params.name }, '', request.params.arguments ?? {});
       const text = `unknown tool ${JSON.stringify(request.params.name)}: the tools are ${toolNames(naming).join(', ')}`;
       return { content: [{ type: 'text' as const, text }], isError: true };
     }
@@ -283,10 +204,11 @@ function isEngine(target: Engine | McpRepos): target is Engine {
 /** A call in a session over many repositories: the repository its `repo` argument names answers it. */
 async function runRepoTool(repos: McpRepos, log: CallLog, tool: ToolSpec, calledAs: string, args: Record<string, unknown>, who: CallWho, onError?: (message: string) => void): Promise<Envelope> {
   const { repo, ...rest } = args;
+  const caller: Caller = { ...who, tool: calledAs };
   const named = REPO_ARGUMENT.safeParse(repo, { reportInput: true });
   if (!named.success) {
     const message = repo === undefined ? 'repo: required (the repository to ask: its id or its name)' : `repo: ${describeIssues(named.error)}`;
-    return { ...badArguments(tool, message), request_id: recordRefused({ auditLog: log }, { ...who, tool: calledAs }, tool.op, args) };
+    return badArguments(tool, message, refuseCall({ auditLog: log }, caller, tool.op, args));
   }
   let engine: Engine;
   try {
@@ -294,27 +216,20 @@ async function runRepoTool(repos: McpRepos, log: CallLog, tool: ToolSpec, called
   } catch (error) {
     const shown = shownFailure(error, `MCP ${calledAs} (opening its repository)`);
     if (shown.internal) onError?.(`repodex: ${calledAs} failed: ${shown.message}`);
-    return { request_id: recordRefused({ auditLog: log }, { ...who, tool: calledAs }, tool.op, args), ok: false, result: null, warnings: [], blocked: false, error: { code: shown.code, message: shown.message } };
+    return { request_id: refuseCall({ auditLog: log }, caller, tool.op, args), ok: false, result: null, warnings: [], blocked: false, error: { code: shown.code, message: shown.message } };
   }
   return runTool(engine, tool, calledAs, rest, who, onError);
 }
 
 /** Who calls, as the audit log records it. */
-type CallWho = { readonly frontend: string; readonly client?: string };
+type CallWho = { readonly frontend: 'mcp'; readonly client?: string };
 
 async function runTool(engine: Engine, tool: ToolSpec, calledAs: string, args: Record<string, unknown>, who: CallWho, log?: (message: string) => void): Promise<Envelope> {
-  // Refused arguments are calls too: the log records them like any other.
-  const refuse = (message: string): Envelope => ({ ...badArguments(tool, message), request_id: recordRefused(engine, { ...who, tool: calledAs }, tool.op, args) });
-  const input = tool.input.safeParse(args, { reportInput: true });
-  if (!input.success) return refuse(describeIssues(input.error));
-  const parsed = Request.safeParse(tool.toRequest(input.data as Record<string, unknown>), { reportInput: true });
-  if (!parsed.success) {
-    const names = tool.fieldNames ?? {};
-    const issues = { issues: parsed.error.issues.map((issue) => ({ ...issue, path: issue.path.map((part) => (typeof part === 'string' ? (names[part] ?? part) : part)) })) };
-    return refuse(describeIssues(issues));
-  }
+  // Refused arguments are calls too: `accept` records them like any other.
+  const taken = accept('mcp', engine, { ...who, tool: calledAs }, calledAs, args);
+  if (!taken.ok) return badArguments(tool, taken.message, taken.request_id);
   try {
-    return envelopeOf(await call(engine, parsed.data, { ...who, tool: calledAs }));
+    return envelopeOf(await call(engine, taken.request, { ...who, tool: calledAs }));
   } catch (error) {
     // A bug: one line for the people watching the server, the stack in the error log.
     const shown = shownFailure(error, `MCP ${calledAs} in ${engine.root}`);
@@ -334,8 +249,8 @@ function currentLimits(engine: Engine): Limits {
 }
 
 /** An input JSON Schema whose limited arguments (`budget.max_files`: a nested one) say the limit in force and what happens past it. */
-function withLimits(schema: Record<string, unknown>, limited: Readonly<Record<string, LimitName>> | undefined, limits: Limits): Record<string, unknown> {
-  if (!limited) return schema;
+function withLimits(schema: Record<string, unknown>, limited: Readonly<Record<string, LimitName>>, limits: Limits): Record<string, unknown> {
+  if (Object.keys(limited).length === 0) return schema;
   const copy = structuredClone(schema);
   for (const [path, limit] of Object.entries(limited)) {
     let node: Record<string, unknown> | undefined = copy;
@@ -400,7 +315,7 @@ class CheckedTransport implements Transport {
     const args = params.arguments;
     const isObject = typeof args === 'object' && args !== null && !Array.isArray(args);
     const shape = args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args;
-    recordRefused(this.engine, { frontend: 'mcp', ...(typeof params.name === 'string' ? { tool: params.name } : {}) }, '', isObject ? (args as Record<string, unknown>) : { arguments: shape });
+    refuseCall(this.engine, { frontend: 'mcp', ...(typeof params.name === 'string' ? { tool: params.name } : {}) }, '', isObject ? (args as Record<string, unknown>) : { arguments: shape });
     const problem = typeof params.name !== 'string' ? 'params.name must be the name of a tool (a string)' : `params.arguments must be an object of tool arguments, got ${shape}`;
     this.reply({ jsonrpc: '2.0', id: message.id, error: { code: -32602, message: `Invalid params: ${problem}` } });
     return true;
