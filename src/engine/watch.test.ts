@@ -74,11 +74,12 @@ describe.skipIf(process.platform !== 'linux')('RepoWatcher: what counts as a cha
     watcher.onChange(() => told++);
     expect(await watcher.syncToNow()).toBe(true);
     const before = watcher.pending;
-    // Built-in skip folders, .gitignore'd folders, outside through a symlink.
+    // Built-in skip folders, .gitignore'd folders, files it does not index, outside through a symlink.
     mkdirSync(join(root, 'node_modules/pkg'), { recursive: true });
     writeFileSync(join(root, 'node_modules/pkg/index.ts'), 'export const dependency = 1;\n');
     mkdirSync(join(root, 'generated'));
     writeFileSync(join(root, 'generated/out.ts'), 'export const generated = 1;\n');
+    writeFileSync(join(root, 'notes.bin'), 'binary-ish');
     writeFileSync(join(outside, 'escape.ts'), 'export const escaped = 1;\n');
     // The cookie comes back after every event written before it: all of those have arrived by now.
     expect(await watcher.syncToNow()).toBe(true);
