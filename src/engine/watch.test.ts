@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeRepo, tempDir } from '../../test/helpers.js';
+import { IGNORES_GENERATED, writeIgnoredChanges } from '../../test/ignored-changes.js';
 import { needsInotify } from '../../test/inotify.js';
 import type { Engine } from './engine.js';
 import { RepoWatcher, WatchLoop } from './watch.js';
@@ -64,7 +65,7 @@ describe.skipIf(process.platform !== 'linux')('RepoWatcher.syncToNow (the freshn
 describe.skipIf(process.platform !== 'linux')('RepoWatcher: what counts as a change', () => {
   it('counts no event under what the index ignores, nor through a symlink, and tells no listener; counts one it keeps', needsInotify(async () => {
     const outside = tempDir();
-    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'generated/\n' });
+    const root = makeRepo({ 'src/a.ts': 'export const a = 1;\n', '.gitignore': IGNORES_GENERATED });
     mkdirSync(join(root, '.repodex'), { recursive: true });
     symlinkSync(outside, join(root, 'linked-outside'));
     const watcher = new RepoWatcher(root);
@@ -74,13 +75,7 @@ describe.skipIf(process.platform !== 'linux')('RepoWatcher: what counts as a cha
     watcher.onChange(() => told++);
     expect(await watcher.syncToNow()).toBe(true);
     const before = watcher.pending;
-    // Built-in skip folders, .gitignore'd folders, files it does not index, outside through a symlink.
-    mkdirSync(join(root, 'node_modules/pkg'), { recursive: true });
-    writeFileSync(join(root, 'node_modules/pkg/index.ts'), 'export const dependency = 1;\n');
-    mkdirSync(join(root, 'generated'));
-    writeFileSync(join(root, 'generated/out.ts'), 'export const generated = 1;\n');
-    writeFileSync(join(root, 'notes.bin'), 'binary-ish');
-    writeFileSync(join(outside, 'escape.ts'), 'export const escaped = 1;\n');
+    writeIgnoredChanges(root, outside);
     // The cookie comes back after every event written before it: all of those have arrived by now.
     expect(await watcher.syncToNow()).toBe(true);
     expect(watcher.pending).toBe(before);

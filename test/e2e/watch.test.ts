@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, PROJECT_ROOT, makeRepo, runCli, tempDir } from '../helpers.js';
+import { IGNORES_GENERATED, writeIgnoredChanges } from '../ignored-changes.js';
 import { needsInotify } from '../inotify.js';
 
 // `repodex watch` (seed 001 §2.7) as a real process: it keeps the index fresh as files change,
@@ -68,16 +69,6 @@ function watch(root: string, debounceMs: number): Watch {
   return started;
 }
 
-/** Paths the index ignores: built-in skip folders, .gitignore'd folders, files it does not index, outside through a symlink. */
-function ignoredChanges(root: string, outside: string): void {
-  mkdirSync(join(root, 'node_modules/pkg'), { recursive: true });
-  writeFileSync(join(root, 'node_modules/pkg/index.ts'), 'export const dependency = 1;\n');
-  mkdirSync(join(root, 'generated'));
-  writeFileSync(join(root, 'generated/out.ts'), 'export const generated = 1;\n');
-  writeFileSync(join(root, 'notes.bin'), 'binary-ish');
-  writeFileSync(join(outside, 'escape.ts'), 'export const escaped = 1;\n');
-}
-
 /** Search without letting the CLI sync by itself: only the watcher can have made a change searchable. */
 function found(root: string, q: string): string[] {
   const run = runCli(['search', q, '--json', '--root', root], { env: { REPODEX_INDEXING: '0' } });
@@ -105,12 +96,12 @@ describe('repodex watch', () => {
   // proof that every event arrived is at hand: src/engine/watch.test.ts.
   it('turns a flood of changes into one sync, with the paths it ignores written just before, and indexes none of them', needsInotify(async () => {
     const outside = tempDir();
-    const root = makeRepo({ 'src/keep.ts': 'export const keep = 1;\n', '.gitignore': 'generated/\n' });
+    const root = makeRepo({ 'src/keep.ts': 'export const keep = 1;\n', '.gitignore': IGNORES_GENERATED });
     symlinkSync(outside, join(root, 'linked-outside'));
     const w = watch(root, 300);
     await w.ready();
     const afterStart = w.syncs.length;
-    ignoredChanges(root, outside);
+    writeIgnoredChanges(root, outside);
 
     // A flood (like a branch checkout): 150 files at once become one sync.
     mkdirSync(join(root, 'src/flood'));
