@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers.js';
 import { FolderWatch } from './folder-watch.js';
+import { needsInotify } from '../../test/inotify.js';
 
 const watches: FolderWatch[] = [];
 afterEach(() => {
@@ -28,16 +29,16 @@ async function reported(seen: string[], path: string, from = 0): Promise<void> {
 }
 
 describe.skipIf(process.platform !== 'linux')('FolderWatch', () => {
-  it('reports writes in a folder made after it started, and in its subfolders', async () => {
+  it('reports writes in a folder made after it started, and in its subfolders', needsInotify(async () => {
     const { root, seen, watch } = watched();
     watch.start();
     mkdirSync(join(root, 'a/b'), { recursive: true });
     await reported(seen, join(root, 'a'));
     writeFileSync(join(root, 'a/b/x.ts'), 'x');
     await reported(seen, join(root, 'a/b/x.ts'));
-  });
+  }));
 
-  it('regression: a folder removed and made again under its name (its inode is usually reused) is watched again', async () => {
+  it('regression: a folder removed and made again under its name (its inode is usually reused) is watched again', needsInotify(async () => {
     const { root, seen, errors, watch } = watched();
     mkdirSync(join(root, 'a'));
     watch.start();
@@ -61,5 +62,5 @@ describe.skipIf(process.platform !== 'linux')('FolderWatch', () => {
     await reported(seen, join(root, 'gone/still.ts'));
     expect(errors).toEqual([]);
     expect(watch.size).toBe(3); // the root, a, gone
-  });
+  }));
 });

@@ -1,18 +1,17 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze, loadLanguages } from '../lang/index.js';
-import { PROJECT_ROOT } from '../../test/helpers.js';
+import { workerFromSource } from '../../test/worker-from-source.js';
 import { outlineThread } from './outline-thread.js';
 import { contentHashOf } from './prepare-file.js';
 
-const SCRIPT = join(PROJECT_ROOT, 'dist', 'parse-worker.js');
+/** The parse worker, run from its source (no build needed). */
+const SCRIPT = workerFromSource(new URL('./parse-worker.ts', import.meta.url));
 
 const SOURCE = 'export class Router {\n  match(path: string): string {\n    return path;\n  }\n}\nexport function serve(router: Router): void {}\n';
 
-describe.skipIf(!existsSync(SCRIPT))('the outline thread', () => {
+describe('the outline thread', () => {
   it('outlines exactly as this thread would, then stops when idle and starts again when asked', async () => {
-    const parser = outlineThread({ script: new URL(`file://${SCRIPT}`), idleMs: 20 })!;
+    const parser = outlineThread({ script: SCRIPT, idleMs: 20 })!;
     await loadLanguages(['typescript', 'python']);
     expect(parser.running).toBe(false);
     expect(await parser.analyze('typescript', SOURCE, contentHashOf(SOURCE))).toEqual(analyze('typescript', SOURCE));

@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isRepodexError } from '../core/errors.js';
+import { workerFromSource } from '../../test/worker-from-source.js';
 import { createParser } from './parse-pool.js';
 
-/** The worker script of the build (`npm test` builds first). */
-const SCRIPT = new URL('../../dist/parse-worker.js', import.meta.url);
+/** The worker, run from its source (no build needed). */
+const SCRIPT = workerFromSource(new URL('./parse-worker.ts', import.meta.url));
 const PARAMS = { target_lines: 60, max_lines: 200, overlap_lines: 0 };
 
 /** A TypeScript file of `functions` small functions. */
@@ -15,7 +14,7 @@ function source(functions: number, salt: number): string {
   return text;
 }
 
-describe.skipIf(!existsSync(fileURLToPath(SCRIPT)))('parse worker pool', () => {
+describe('parse worker pool', () => {
   it('closes at once with files in flight: every file is parsed whole or refused, none is left waiting', async () => {
     const parser = await createParser(PARAMS, Array.from({ length: 200 }, () => 'typescript' as const), 0, SCRIPT);
     const files = Array.from({ length: 80 }, (_, i) => parser.parse(source(300, i), 'typescript', `src/steps-${i}.ts`));

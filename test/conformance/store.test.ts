@@ -322,12 +322,23 @@ for (const backend of testBackends()) {
     });
 
     it('locks of two repositories are independent', async () => {
-      const a = fresh().store;
-      const b = fresh().store;
-      const held = await a.lock();
-      const other = await b.lock({ waitMs: 0 });
-      await other.release();
+      const a = fresh();
+      const b = fresh();
+      const held = await a.store.lock();
+      // Another process sees a's lock held and b's free, takes b's at once, and is refused a's.
+      const otherA = openStore(a.root, spec);
+      const otherB = openStore(b.root, spec);
+      expect(await otherB.syncRunning()).toBeUndefined();
+      const taken = await otherB.lock({ waitMs: 0 });
+      expect(await b.store.syncRunning()).toMatchObject({ pid: process.pid });
+      await expect(otherA.lock({ waitMs: 0 })).rejects.toMatchObject({ code: 'LOCKED' });
+      // Releasing one leaves the other held.
+      await taken.release();
+      expect(await otherB.syncRunning()).toBeUndefined();
+      expect(await otherA.syncRunning()).toMatchObject({ pid: process.pid });
+      await expect(otherA.lock({ waitMs: 0 })).rejects.toMatchObject({ code: 'LOCKED' });
       await held.release();
+      await (await otherA.lock({ waitMs: 0 })).release();
     });
 
     it('a fresh index checks sound, deep too', async () => {

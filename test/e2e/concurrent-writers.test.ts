@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, capitalize, makeRepo, pick, prng, runCli, tempDir } from '../helpers.js';
+import { needsInotify } from '../inotify.js';
 
 /**
  * Everything that writes an index, at once, on one repository: two `repodex watch`, a
@@ -59,7 +60,7 @@ function searchAll(root: string, queries: readonly string[]): Hit[][] {
 }
 
 describe('concurrent writers on one repository', () => {
-  it(`two watchers, a watching server and CLI syncs for ${SECONDS} s of random edits leave a sound index equal to a fresh build`, async () => {
+  it(`two watchers, a watching server and CLI syncs for ${SECONDS} s of random edits leave a sound index equal to a fresh build`, needsInotify(async () => {
     const rng = prng(5);
     const files: Record<string, string> = {};
     for (let i = 0; i < 120; i++) files[`src/${pick(rng, WORDS)}/m${i}.ts`] = module(rng, i);
@@ -120,5 +121,5 @@ describe('concurrent writers on one repository', () => {
     const list = (dir: string): unknown => runCli(['files', '--json', '--limit', '10000', '--indexing=off', '--root', dir]).json<{ files: { path: string; state: string }[] }>().files.map(({ path, state }) => [path, state]);
     expect(list(root)).toEqual(list(fresh));
     expect(syncs + searches).toBeGreaterThan(0);
-  }, (SECONDS + 120) * 1000);
+  }), (SECONDS + 120) * 1000);
 });

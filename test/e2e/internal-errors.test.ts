@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makeRepo, runCli, tempDir } from '../helpers.js';
 import { startTeamServer } from '../team-server.js';
 
@@ -105,9 +105,10 @@ describe('no stack trace reaches a user: a bug is one line naming the log that h
       expect(failed.body).toMatchObject({ ok: false, code: 'INTERNAL' });
       expect(failed.body.error).toMatch(BUG);
       expect((await server.request('/health')).status).toBeLessThan(500);
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the server writes its log lines a turn of its event loop later
-      const lines = server.stderr().split('\n').filter((line) => line.includes('"level":"error"') && line.includes('internal error'));
-      expect(lines.length).toBeGreaterThan(0);
+      // The server writes its log lines a turn of its event loop after the answer: wait for the line.
+      const logged = (): string[] => server.stderr().split('\n').filter((line) => line.includes('"level":"error"') && line.includes('internal error'));
+      await vi.waitFor(() => expect(logged().length).toBeGreaterThan(0), { timeout: 10_000 });
+      const lines = logged();
       for (const line of lines) expect((JSON.parse(line) as { error: string }).error).toMatch(BUG);
       expect(server.stderr()).not.toMatch(STACK);
       expect(existsSync(log)).toBe(true);

@@ -5,9 +5,22 @@ import { describe, expect, it } from 'vitest';
 import { FsParseCache, verifyParseCache } from '../../src/store/fs/parse-cache.js';
 import { CLI, PROJECT_ROOT, prng, runCli, tempDir } from '../helpers.js';
 import { flipByte, topicRepo } from './damage-fixtures.js';
+import { needsInotify } from '../inotify.js';
 
 const parsed = (lines: number) => ({ spans: [{ startLine: 1, endLine: lines }], symbols: [], fallback: null });
 const key = (n: number): string => n.toString(16).padStart(64, '0');
+
+/** The JSON lines `child` writes to stdout, parsed as they arrive. */
+function lines(child: ChildProcess): unknown[] {
+  const parsed: unknown[] = [];
+  let partial = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    const whole = (partial + text).split('\n');
+    partial = whole.pop()!;
+    for (const line of whole) if (line.trim() !== '') parsed.push(JSON.parse(line));
+  });
+  return parsed;
+}
 
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
@@ -54,14 +67,16 @@ describe('N8: several writers on one repository', () => {
     expect(after.code).toBe(0);
   });
 
-  it('N8: `repodex watch` and `repodex serve --stdio --watch` on one repository, with files changing, leave a sound index', { timeout: 180_000 }, async () => {
+  it('N8: `repodex watch` and `repodex serve --stdio --watch` on one repository, with files changing, leave a sound index', { timeout: 180_000 }, needsInotify(async () => {
     const root = topicRepo();
     mkdirSync(join(root, '.repodex'), { recursive: true });
     writeFileSync(join(root, '.repodex/config.json'), JSON.stringify({ embeddings: { provider: 'off' }, watch: { debounce_ms: 50 } }));
     expect(runCli(['sync', '--root', root]).code).toBe(0);
     const env = { ...process.env, NO_COLOR: '1' };
-    const watch = spawn(process.execPath, [CLI, 'watch', '--debounce-ms', '50', '--root', root], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-    const serve = spawn(process.execPath, [CLI, 'serve', '--stdio', '--watch', '--debounce-ms', '50', '--root', root], { cwd: PROJECT_ROOT, env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const watch = spawn(process.execPath, [CLI, 'watch', '--json', '--debounce-ms', '50', '--root', root], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const serve = spawn(process.execPath, [CLI, 'serve', '--stdio', '--watch', '--debounce-ms', '50', '--root', root], { cwd: PROJECT_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const synced = lines(watch) as { generation: number }[];
+    const answers = lines(serve) as { data?: { generation: number; freshness: { dirty: boolean }; results: { path: string }[] } }[];
     try {
       const rng = prng(8);
       for (let n = 0; n < 120; n++) {
@@ -78,7 +93,19 @@ describe('N8: several writers on one repository', () => {
         serve.stdin.write(`${JSON.stringify({ op: 'search', q: 'edited value', top_k: 3 })}\n`);
         await new Promise((resolve) => setTimeout(resolve, 60 + rng() * 120));
       }
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Both have caught up with every edit before they stop: the server answers, fresh, with a
+      // file written after the last edit, and the watcher has synced to that generation or later.
+      writeFileSync(join(root, 'src/after-the-edits.ts'), 'export const afterTheEdits = 1;\n');
+      const caughtUp = (): number | undefined => answers.find((answer) => answer.data?.results[0]?.path === 'src/after-the-edits.ts' && !answer.data.freshness.dirty)?.data?.generation;
+      for (let asked = 0; caughtUp() === undefined; asked++) {
+        if (asked > 600) throw new Error('the server never answered with the last file');
+        serve.stdin.write(`${JSON.stringify({ op: 'search', q: 'afterTheEdits', top_k: 1 })}\n`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      for (let waited = 0; !synced.some((sync) => sync.generation >= caughtUp()!); waited++) {
+        if (waited > 600) throw new Error(`the watcher never synced to generation ${caughtUp()}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     } finally {
       serve.stdin.end();
       watch.kill('SIGINT');
@@ -87,5 +114,5 @@ describe('N8: several writers on one repository', () => {
     const verify = runCli(['verify', '--root', root]);
     expect(verify.stdout).toMatch(/^index sound/);
     expect(verify.code).toBe(0);
-  });
+  }));
 });

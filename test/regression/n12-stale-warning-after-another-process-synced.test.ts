@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, makeRepo, runCli } from '../helpers.js';
+import { needsInotify } from '../inotify.js';
 
 const children: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
@@ -23,7 +24,7 @@ function start(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithout
  * holds are settled once stats show the tree matches it.
  */
 describe('N12: no stale warning for changes another process already indexed', () => {
-  it('serve with indexing off, beside repodex watch: the answer holds the change and says dirty:false', async () => {
+  it('serve with indexing off, beside repodex watch: the answer holds the change and says dirty:false', needsInotify(async () => {
     const root = makeRepo({ 'seed.ts': 'export const seed = 1;\n' });
     expect(runCli(['sync', '--root', root]).code).toBe(0);
     const watch = start(['watch', '--json', '--debounce-ms', '50', '--root', root]);
@@ -48,5 +49,5 @@ describe('N12: no stale warning for changes another process already indexed', ()
     expect(search.warnings).toEqual([]);
     const status = (await ask({ op: 'status' })).data;
     expect(status).toMatchObject({ state: 'ready', reasons: [] });
-  }, 60_000);
+  }), 60_000);
 });

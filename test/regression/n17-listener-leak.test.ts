@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { CLI, makeRepo } from '../helpers.js';
+import { needsInotify } from '../inotify.js';
 
 /**
  * N17: `serve --stdio --watch` printed "MaxListenersExceededWarning: Possible EventTarget memory
@@ -11,7 +12,7 @@ import { CLI, makeRepo } from '../helpers.js';
  * listener to the watch loop's one signal and never removed it.
  */
 describe('N17: a long-lived watching server does not gather abort listeners', () => {
-  it('fifteen background syncs, no leak warning', async () => {
+  it('fifteen background syncs, no leak warning', needsInotify(async () => {
     const root = makeRepo({ 'src/a.ts': 'export const a = 0;\n' });
     const server = spawn(process.execPath, [CLI, 'serve', '--stdio', '--watch', '--debounce-ms', '20', '--root', root], { env: { ...process.env, NO_COLOR: '1' } });
     let stderr = '';
@@ -39,5 +40,5 @@ describe('N17: a long-lived watching server does not gather abort listeners', ()
     await new Promise((resolve) => server.once('exit', resolve));
     expect(generation).toBeGreaterThanOrEqual(16);
     expect(stderr).not.toContain('MaxListenersExceededWarning');
-  }, 90_000);
+  }), 90_000);
 });

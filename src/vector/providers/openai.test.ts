@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isRepodexError } from '../../core/errors.js';
 import type { ErrorCode } from '../../core/errors.js';
 import { normalize } from '../embedder.js';
@@ -6,6 +6,9 @@ import { fakeEmbedding, startFakeEmbeddingServer } from './fake-openai-server.js
 import type { FakeEmbeddingServer, FakeEmbeddingServerOptions } from './fake-openai-server.js';
 import { createOpenAiEmbedder, resolveEmbeddingsUrl, retryDelayMs } from './openai.js';
 import type { OpenAiOptions } from './openai.js';
+
+/** A delay no test outlives (vitest.config.ts gives a test two minutes). */
+const LONGER_THAN_THE_TEST = 10 * 60_000;
 
 const servers: FakeEmbeddingServer[] = [];
 afterEach(async () => {
@@ -206,10 +209,9 @@ describe('openai embedder', () => {
   });
 
   it('retries a request that times out, then fails with EMBEDDER_FAILED', async () => {
-    const server = await serve({ delayMs: 1000 });
-    const started = Date.now();
+    // The server never answers within the test: each attempt ends at its own timeout or not at all.
+    const server = await serve({ delayMs: LONGER_THAN_THE_TEST });
     const error = await rejection(embedderFor(server, { timeoutMs: 50, retries: 1 }).embed(['slow'], 'document'), 'EMBEDDER_FAILED');
-    expect(Date.now() - started).toBeLessThan(900);
     expect(server.requests).toBe(2);
     expect(error.message).toContain('did not answer within 50 ms');
     expect(error.message).toContain('embeddings.timeout_ms');
@@ -225,13 +227,14 @@ describe('openai embedder', () => {
   });
 
   it('throws ABORTED at once when the caller aborts, without retrying', async () => {
-    const server = await serve({ delayMs: 2000 });
+    // The server never answers within the test: only the abort can end the call.
+    const server = await serve({ delayMs: LONGER_THAN_THE_TEST });
     const embedder = embedderFor(server);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 30);
-    const started = Date.now();
-    await rejection(embedder.embed(['wait'], 'document', controller.signal), 'ABORTED');
-    expect(Date.now() - started).toBeLessThan(1000);
+    const call = embedder.embed(['wait'], 'document', controller.signal);
+    await vi.waitFor(() => expect(server.requests).toBe(1), { timeout: 10_000 });
+    controller.abort();
+    await rejection(call, 'ABORTED');
     expect(server.requests).toBe(1);
 
     await rejection(embedder.embed(['wait'], 'document', AbortSignal.abort()), 'ABORTED');
@@ -239,20 +242,32 @@ describe('openai embedder', () => {
   });
 
   it('throws ABORTED when the caller aborts during a backoff', async () => {
-    const server = await serve({ failFirst: 100 });
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const started = Date.now();
-    await rejection(embedderFor(server, { retryBaseMs: 60_000 }).embed(['wait'], 'document', controller.signal), 'ABORTED');
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(server.requests).toBe(1);
+    // The backoff's timer is on a fake clock that never moves: only the abort can end the wait.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let requests = 0;
+      const busy: typeof fetch = async () => {
+        requests++;
+        return new Response('busy', { status: 503 });
+      };
+      const controller = new AbortController();
+      const call = createOpenAiEmbedder({ url: 'http://fake', model: 'm', dim: 2, fetch: busy }).embed(['wait'], 'document', controller.signal);
+      // In its backoff: the first answer was a 503, and the wait before the retry is set.
+      await vi.waitFor(() => expect(vi.getTimerCount()).toBe(1), { timeout: 10_000 });
+      controller.abort();
+      await rejection(call, 'ABORTED');
+      expect(requests).toBe(1);
+      expect(vi.getTimerCount()).toBe(0); // the wait was cancelled, not left to run out
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('close() stops the calls in flight', async () => {
     const server = await serve({ delayMs: 2000 });
     const embedder = embedderFor(server);
     const pending = embedder.embed(['wait'], 'document');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await vi.waitFor(() => expect(server.requests).toBe(1), { timeout: 10_000 });
     await embedder.close();
     await rejection(pending, 'ABORTED');
   });
